@@ -1,0 +1,151 @@
+// The compute engine interface: everything the server asks of a device.
+//
+// Two implementations with identical integer results: the multi-threaded CPU engine
+// (kernels/cpu/) and the CUDA engine (kernels/cuda/). The server knows only this file.
+//
+// Thread safety: every method may be called from any thread, concurrently. Operations on
+// one histogram are ordered: a read (ReadBins, Summarize, Reduce/Scan/Transpose/Matmul on a
+// histogram) reflects every Apply whose `done` ran before the read was called, and every
+// Reset/Merge that returned before it. Storage must outlive every operation that uses it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "kernels/array.h"
+#include "kernels/histogram_types.h"
+
+namespace histd {
+
+// The bins of one histogram, owned by the engine that created it (host or device memory).
+class HistogramStorage {
+ public:
+  virtual ~HistogramStorage() = default;
+  const HistogramShape& shape() const { return shape_; }
+  // Bytes held for the bins.
+  virtual uint64_t bytes_used() const = 0;
+
+ protected:
+  explicit HistogramStorage(HistogramShape shape) : shape_(shape) {}
+
+ private:
+  HistogramShape shape_;
+};
+
+// Host memory the engine reads samples from fast: page-locked for the CUDA engine.
+class StagingBuffer {
+ public:
+  virtual ~StagingBuffer() = default;
+  uint8_t* data() { return data_; }
+  const uint8_t* data() const { return data_; }
+  size_t capacity() const { return capacity_; }
+
+ protected:
+  StagingBuffer(uint8_t* data, size_t capacity) : data_(data), capacity_(capacity) {}
+
+ private:
+  uint8_t* data_;
+  size_t capacity_;
+};
+
+// One message's samples inside a staging buffer.
+struct IngestItem {
+  HistogramStorage* histogram = nullptr;
+  SampleKind kind = SampleKind::kBinIndex;
+  size_t byte_offset = 0;  // into the staging buffer; a multiple of 4 (8 for kCoordXY)
+  size_t count = 0;        // samples
+  AxisRange x, y;          // kCoordXY only
+};
+
+// Half-open rows [row_begin, row_end) x cols [col_begin, col_end), inside the histogram.
+struct Region {
+  uint32_t row_begin = 0, row_end = 0, col_begin = 0, col_end = 0;
+  uint32_t rows() const { return row_end - row_begin; }
+  uint32_t cols() const { return col_end - col_begin; }
+};
+
+// Shape of ReadBins' output: ceil(region / factor) per dimension, swapped if transposed;
+// kU8 when both factors are 1 (the bins as stored), else kU32 sums of each block (the last
+// block of a dimension may be partial).
+struct ReadSpec {
+  Region region;
+  uint32_t row_factor = 1;
+  uint32_t col_factor = 1;
+  bool transpose = false;
+};
+
+struct MatmulArgs {
+  ArrayRef a;          // m x k; kF32, or a histogram (read as float)
+  ArrayRef b;          // k x n; likewise
+  const float* c = nullptr;  // m x n host array, may be null when beta == 0
+  float alpha = 1.0f;
+  float beta = 0.0f;
+};
+
+class Engine {
+ public:
+  using ApplyDone = std::function<void(absl::Status, std::vector<IngestItemResult>)>;
+
+  virtual ~Engine() = default;
+
+  // A short description, e.g. "cpu (16 threads)" or "cuda:0 NVIDIA H100 80GB HBM3".
+  virtual std::string name() const = 0;
+  // Where histograms live, e.g. "cpu" or "cuda:0".
+  virtual std::string device() const = 0;
+
+  // ---- histograms ----
+  // Zeroed bins. RESOURCE_EXHAUSTED when memory runs out.
+  virtual absl::StatusOr<std::unique_ptr<HistogramStorage>> CreateHistogram(
+      const HistogramShape& shape) = 0;
+  virtual absl::Status Reset(HistogramStorage& histogram) = 0;
+  // target = min(target.cap, target + source), bin by bin. Shapes (rows, cols) must match:
+  // INVALID_ARGUMENT otherwise. source == target is allowed (doubles, saturating).
+  virtual absl::Status Merge(const HistogramStorage& source, HistogramStorage& target) = 0;
+  virtual absl::StatusOr<HistogramSummary> Summarize(const HistogramStorage& histogram) = 0;
+  // Writes the region (see ReadSpec) to out, which holds at least ReadBinsBytes(spec).
+  virtual absl::Status ReadBins(const HistogramStorage& histogram, const ReadSpec& spec,
+                                void* out) = 0;
+
+  // ---- ingest ----
+  virtual absl::StatusOr<std::unique_ptr<StagingBuffer>> CreateStagingBuffer(size_t bytes) = 0;
+  // Folds every item's samples into its histogram. Samples are already validated by the
+  // caller (indices < bins, coordinates finite). Calls `done` exactly once, possibly on
+  // another thread and possibly before Apply returns, when every sample is visible to
+  // reads; results has one entry per item. The staging buffer must stay untouched until then.
+  virtual void Apply(const StagingBuffer& staging, std::vector<IngestItem> items,
+                     ApplyDone done) = 0;
+
+  // ---- compute (see array.h for the result types) ----
+  // Sum, min or max; MIN/MAX propagate NaN, and over an empty extent fail with
+  // INVALID_ARGUMENT; SUM over an empty extent is 0.
+  enum class ReduceOp : uint8_t { kSum, kMin, kMax };
+  virtual absl::StatusOr<HostArray> Reduce(const ArrayRef& input, ReduceOp op, Dim collapse) = 0;
+  // Inclusive or exclusive prefix sum, output type SumType(input.dtype), same shape.
+  virtual absl::StatusOr<HostArray> Scan(const ArrayRef& input, bool inclusive, Dim along) = 0;
+  // cols x rows, same dtype.
+  virtual absl::StatusOr<HostArray> Transpose(const ArrayRef& input) = 0;
+  // alpha * a @ b + beta * c as a float32 m x n array.
+  virtual absl::StatusOr<HostArray> Matmul(const MatmulArgs& args) = 0;
+};
+
+// Output bytes of ReadBins for `spec`, and its shape.
+uint64_t ReadBinsRows(const ReadSpec& spec);
+uint64_t ReadBinsCols(const ReadSpec& spec);
+DType ReadBinsType(const ReadSpec& spec);
+uint64_t ReadBinsBytes(const ReadSpec& spec);
+
+// Checks shared by every engine (the can_implement of each operation): shapes, types,
+// regions. Each returns INVALID_ARGUMENT with a message naming what is wrong.
+absl::Status CheckHistogramShape(const HistogramShape& shape);
+absl::Status CheckReadSpec(const HistogramShape& shape, const ReadSpec& spec);
+absl::Status CheckArray(const ArrayRef& a);
+absl::Status CheckReduce(const ArrayRef& input, Engine::ReduceOp op, Dim collapse);
+absl::Status CheckMatmul(const MatmulArgs& args);
+
+}  // namespace histd

@@ -11,7 +11,7 @@ size_t DTypeSize(DType dtype) {
   return 0;
 }
 
-std::string_view DTypeName(DType dtype) {
+const char* DTypeName(DType dtype) {
   switch (dtype) {
     case DType::kU8: return "u8";
     case DType::kI32: return "i32";

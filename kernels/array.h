@@ -15,7 +15,7 @@ enum class DType : uint8_t { kU8, kI32, kI64, kU32, kU64, kF32, kF64 };
 
 // Bytes per element.
 size_t DTypeSize(DType dtype);
-std::string_view DTypeName(DType dtype);
+const char* DTypeName(DType dtype);
 bool IsFloat(DType dtype);
 
 // Result type of a sum or a scan: U8/U32/U64 -> U64, I32/I64 -> I64, F32 -> F32, F64 -> F64.

@@ -4,7 +4,7 @@
 
 namespace histd::cuda {
 
-absl::Status ToStatus(cudaError_t error, std::string_view what) {
+absl::Status ToStatus(cudaError_t error, absl::string_view what) {
   if (error == cudaSuccess) return absl::OkStatus();
   const std::string message =
       absl::StrCat(what, ": ", cudaGetErrorName(error), " (", cudaGetErrorString(error), ")");
@@ -22,7 +22,7 @@ absl::Status ToStatus(cudaError_t error, std::string_view what) {
   }
 }
 
-absl::Status CheckLaunch(std::string_view kernel_name, cudaStream_t stream) {
+absl::Status CheckLaunch(absl::string_view kernel_name, cudaStream_t stream) {
   cudaError_t error = cudaPeekAtLastError();
   if (error != cudaSuccess) {
     cudaGetLastError();  // clear the sticky launch error

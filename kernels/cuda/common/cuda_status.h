@@ -11,18 +11,18 @@
 
 #include <cuda_runtime_api.h>
 
-#include <string_view>
+#include "absl/strings/string_view.h"
 
 #include "absl/status/status.h"
 
 namespace histd::cuda {
 
 // OK for cudaSuccess; otherwise a status naming `what`, the error's name and description.
-absl::Status ToStatus(cudaError_t error, std::string_view what);
+absl::Status ToStatus(cudaError_t error, absl::string_view what);
 
 // Checks the launch just made on `stream` (cudaPeekAtLastError; plus a stream sync in
 // HISTD_CUDA_SYNC_CHECKS builds).
-absl::Status CheckLaunch(std::string_view kernel_name, cudaStream_t stream);
+absl::Status CheckLaunch(absl::string_view kernel_name, cudaStream_t stream);
 
 }  // namespace histd::cuda
 

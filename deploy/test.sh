@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Builds everything (installing what is missing) and runs every test with CTest: engine and
+# kernel tests, service tests over loopback gRPC, and the end-to-end daemon + histctl test.
+# GPU tests report SKIPPED where no GPU is visible.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${HISTD_BUILD_DIR:-$root/build}
+bash "$root/deploy/build.sh"
+cd "$build"
+ctest --output-on-failure -j"$(nproc)" "$@"

@@ -1,14 +1,20 @@
 #!/usr/bin/env bash
 # Installs every Debian 12 package that building and testing histd needs.
 # Used by README.md, .ci/run and the Dockerfile alike. Idempotent: installs only what is missing.
+#   install-deps.sh            build and test dependencies
+#   install-deps.sh --runtime  only the shared libraries the built daemon and histctl load
 # The CUDA toolkit is not a Debian package; when nvcc is on PATH (or in /usr/local/cuda/bin)
 # the CUDA engine and kernels are built too.
 set -euo pipefail
-packages=(
-  build-essential cmake pkg-config ca-certificates
-  libgrpc++-dev libgrpc-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
-  libabsl-dev libgtest-dev libgmock-dev
-)
+if [ "${1:-}" = "--runtime" ]; then
+  packages=(ca-certificates libgrpc++1.51 libgrpc29 libprotobuf32 libabsl20220623)
+else
+  packages=(
+    build-essential cmake pkg-config ca-certificates
+    libgrpc++-dev libgrpc-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+    libabsl-dev libgtest-dev libgmock-dev
+  )
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

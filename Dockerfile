@@ -1,0 +1,38 @@
+# histd container: Debian 12, gRPC/protobuf/Abseil from Debian, CUDA from NVIDIA's Debian 12
+# repository (build stage only: the runtime is linked statically; the GPU driver comes from
+# the NVIDIA container toolkit at run time).
+#   docker build -t histd .                       # CUDA engine for sm_90 (H100/H200)
+#   docker build --build-arg HISTD_CUDA=0 -t histd-cpu .   # CPU engine only
+#   docker run --gpus all -p 7440:7440 histd
+ARG DEBIAN_IMAGE=debian:12
+FROM ${DEBIAN_IMAGE} AS build
+ARG HISTD_CUDA=1
+ARG CUDA_VERSION_DASHED=13-0
+ARG CMAKE_CUDA_ARCHITECTURES=90
+SHELL ["/bin/bash", "-o", "pipefail", "-c"]
+COPY deploy/install-deps.sh /src/deploy/install-deps.sh
+RUN bash /src/deploy/install-deps.sh
+RUN if [ "$HISTD_CUDA" = 1 ]; then \
+      apt-get install -y -qq --no-install-recommends curl && \
+      curl -fsSL -o /tmp/keyring.deb \
+        https://developer.download.nvidia.com/compute/cuda/repos/debian12/x86_64/cuda-keyring_1.1-1_all.deb && \
+      dpkg -i /tmp/keyring.deb && apt-get update -qq && \
+      apt-get install -y -qq --no-install-recommends cuda-nvcc-${CUDA_VERSION_DASHED} \
+        cuda-cudart-dev-${CUDA_VERSION_DASHED} cuda-cccl-${CUDA_VERSION_DASHED} \
+        libcublas-dev-${CUDA_VERSION_DASHED} && rm -rf /var/lib/apt/lists/*; \
+    fi
+COPY . /src
+RUN HISTD_BUILD_DIR=/build HISTD_BUILD_TARGETS="histd histctl" \
+    HISTD_CMAKE_ARGS="-DHISTD_WITH_CUDA=$([ "$HISTD_CUDA" = 1 ] && echo ON || echo OFF)" \
+    CMAKE_CUDA_ARCHITECTURES=${CMAKE_CUDA_ARCHITECTURES} PATH=/usr/local/cuda/bin:$PATH \
+    bash /src/deploy/build.sh
+
+FROM ${DEBIAN_IMAGE}
+COPY deploy/install-deps.sh /opt/histd/install-deps.sh
+RUN bash /opt/histd/install-deps.sh --runtime && rm -rf /var/lib/apt/lists/* && \
+    useradd --system --no-create-home histd
+COPY --from=build /build/server/histd /build/client/histctl /usr/local/bin/
+USER histd
+EXPOSE 7440
+# Containers listen on every interface; the binary's own default is loopback.
+ENTRYPOINT ["/usr/local/bin/histd", "--address=0.0.0.0:7440"]

@@ -88,6 +88,17 @@ struct MatmulArgs {
   float beta = 0.0f;
 };
 
+// Counters of the ingest path since the engine started (for the stats RPC).
+struct EngineStats {
+  uint64_t batches = 0;        // Apply calls completed
+  uint64_t items = 0;          // ingest items (messages or message parts) applied
+  uint64_t samples = 0;
+  uint64_t bytes = 0;          // sample bytes applied
+  uint64_t in_flight = 0;      // Apply calls submitted and not yet done
+  double copy_seconds = 0;     // host-to-device copies (0 for the CPU engine)
+  double kernel_seconds = 0;   // histogram kernels, or CPU apply time
+};
+
 class Engine {
  public:
   using ApplyDone = std::function<void(absl::Status, std::vector<IngestItemResult>)>;
@@ -98,6 +109,7 @@ class Engine {
   virtual std::string name() const = 0;
   // Where histograms live, e.g. "cpu" or "cuda:0".
   virtual std::string device() const = 0;
+  virtual EngineStats stats() const { return {}; }
 
   // ---- histograms ----
   // Zeroed bins. RESOURCE_EXHAUSTED when memory runs out.

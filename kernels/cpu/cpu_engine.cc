@@ -1,0 +1,218 @@
+#include "kernels/cpu/cpu_engine.h"
+
+#include <cstdlib>
+#include <new>
+#include <thread>
+
+#include "absl/strings/str_format.h"
+#include "kernels/cpu/cpu_compute.h"
+#include "kernels/cpu/cpu_histogram.h"
+#include "kernels/cpu/cpu_ingest.h"
+#include "kernels/cpu/cpu_read.h"
+
+namespace histd {
+namespace {
+
+using Mode = HistogramLocks::Mode;
+
+// 64-byte aligned host memory (a cache line; AVX-512 loads).
+class CpuStagingBuffer final : public StagingBuffer {
+ public:
+  static absl::StatusOr<std::unique_ptr<StagingBuffer>> Create(size_t bytes) {
+    constexpr size_t kAlign = 64;
+    if (bytes > SIZE_MAX - kAlign) {
+      return absl::ResourceExhaustedError(
+          absl::StrFormat("cpu engine: a %u-byte staging buffer is too large", bytes));
+    }
+    const size_t rounded = std::max(kAlign, (bytes + kAlign - 1) / kAlign * kAlign);
+    void* data = std::aligned_alloc(kAlign, rounded);
+    if (data == nullptr) {
+      return absl::ResourceExhaustedError(
+          absl::StrFormat("cpu engine: cannot allocate a %u-byte staging buffer", bytes));
+    }
+    return std::unique_ptr<StagingBuffer>(
+        new CpuStagingBuffer(static_cast<uint8_t*>(data), bytes));
+  }
+  ~CpuStagingBuffer() override { std::free(data()); }
+
+ private:
+  CpuStagingBuffer(uint8_t* data, size_t capacity) : StagingBuffer(data, capacity) {}
+};
+
+absl::StatusOr<const CpuHistogram*> AsCpu(const HistogramStorage* storage, const char* what) {
+  const CpuHistogram* h = CpuHistogram::From(storage);
+  if (h == nullptr) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s: the histogram was not created by the cpu engine", what));
+  }
+  return h;
+}
+
+// An array input as host memory: its own bytes, or its histogram's bins while `locks`
+// (exclusive) lives. Run CheckArray first.
+absl::StatusOr<HostView> ResolveInput(const ArrayRef& a, const char* what,
+                                      std::vector<const CpuHistogram*>* to_lock) {
+  HostView view{a.dtype, a.rows, a.cols, a.host};
+  if (a.histogram != nullptr) {
+    absl::StatusOr<const CpuHistogram*> h = AsCpu(a.histogram, what);
+    if (!h.ok()) return h.status();
+    to_lock->push_back(*h);
+    view.data = (*h)->bins_for_atomic_update();  // read once the caller locks exclusive
+  }
+  return view;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Engine>> MakeCpuEngine(int threads) {
+  if (threads < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("cpu engine threads must be >= 0 (0 = all), got %d", threads));
+  }
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  return std::unique_ptr<Engine>(new CpuEngine(threads));
+}
+
+CpuEngine::CpuEngine(int threads) : pool_(threads) {}
+
+std::string CpuEngine::name() const {
+  return absl::StrFormat("cpu (%d threads)", pool_.threads());
+}
+
+absl::StatusOr<std::unique_ptr<HistogramStorage>> CpuEngine::CreateHistogram(
+    const HistogramShape& shape) {
+  if (absl::Status s = CheckHistogramShape(shape); !s.ok()) return s;
+  absl::StatusOr<std::unique_ptr<CpuHistogram>> h = CpuHistogram::Create(shape);
+  if (!h.ok()) return h.status();
+  return std::unique_ptr<HistogramStorage>(std::move(*h));
+}
+
+absl::Status CpuEngine::Reset(HistogramStorage& histogram) {
+  absl::StatusOr<const CpuHistogram*> h = AsCpu(&histogram, "reset");
+  if (!h.ok()) return h.status();
+  HistogramLocks lock({*h}, Mode::kExclusive);
+  CpuReset((*h)->bins(), (*h)->shape().bins(), pool_);
+  return absl::OkStatus();
+}
+
+absl::Status CpuEngine::Merge(const HistogramStorage& source, HistogramStorage& target) {
+  absl::StatusOr<const CpuHistogram*> s = AsCpu(&source, "merge source");
+  if (!s.ok()) return s.status();
+  absl::StatusOr<const CpuHistogram*> t = AsCpu(&target, "merge target");
+  if (!t.ok()) return t.status();
+  const HistogramShape& ss = source.shape();
+  const HistogramShape& ts = target.shape();
+  if (ss.rows != ts.rows || ss.cols != ts.cols) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("merge needs equal shapes: source is %u x %u, target is %u x %u",
+                        ss.rows, ss.cols, ts.rows, ts.cols));
+  }
+  HistogramLocks locks({*s, *t}, Mode::kExclusive);  // one lock when source == target
+  CpuMerge((*s)->bins(), (*t)->bins(), ts.bins(), ts.cap, pool_);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<HistogramSummary> CpuEngine::Summarize(const HistogramStorage& histogram) {
+  absl::StatusOr<const CpuHistogram*> h = AsCpu(&histogram, "summarize");
+  if (!h.ok()) return h.status();
+  HistogramLocks lock({*h}, Mode::kExclusive);
+  return CpuSummarize((*h)->bins(), (*h)->shape(), pool_);
+}
+
+absl::Status CpuEngine::ReadBins(const HistogramStorage& histogram, const ReadSpec& spec,
+                                 void* out) {
+  absl::StatusOr<const CpuHistogram*> h = AsCpu(&histogram, "read bins");
+  if (!h.ok()) return h.status();
+  if (absl::Status s = CheckReadSpec(histogram.shape(), spec); !s.ok()) return s;
+  if (out == nullptr) return absl::InvalidArgumentError("read bins: no output buffer");
+  HistogramLocks lock({*h}, Mode::kExclusive);
+  CpuReadBins((*h)->bins(), (*h)->shape(), spec, out, pool_);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<StagingBuffer>> CpuEngine::CreateStagingBuffer(size_t bytes) {
+  return CpuStagingBuffer::Create(bytes);
+}
+
+void CpuEngine::Apply(const StagingBuffer& staging, std::vector<IngestItem> items,
+                      ApplyDone done) {
+  std::vector<const CpuHistogram*> histograms;
+  if (absl::Status s = CheckIngestItems(staging, items, &histograms); !s.ok()) {
+    done(s, std::vector<IngestItemResult>(items.size()));  // nothing applied
+    return;
+  }
+  std::vector<IngestItemResult> results;
+  uint64_t out_of_range = 0;
+  {
+    HistogramLocks locks(histograms, Mode::kShared);
+    results = CpuIngest(staging.data(), items, histograms, pool_, &out_of_range);
+  }  // unlocked before done: a read issued from done (or after it) sees every sample
+  absl::Status status;
+  if (out_of_range != 0) {
+    status = absl::InternalError(absl::StrFormat(
+        "apply: %u bin indices were out of range and skipped (the caller must validate)",
+        out_of_range));
+  }
+  done(status, std::move(results));
+}
+
+absl::StatusOr<HostArray> CpuEngine::Reduce(const ArrayRef& input, ReduceOp op, Dim collapse) {
+  if (absl::Status s = CheckReduce(input, op, collapse); !s.ok()) return s;
+  std::vector<const CpuHistogram*> to_lock;
+  absl::StatusOr<HostView> in = ResolveInput(input, "reduce", &to_lock);
+  if (!in.ok()) return in.status();
+  HistogramLocks locks(to_lock, Mode::kExclusive);
+  return CpuReduce(*in, op, collapse, pool_);
+}
+
+absl::StatusOr<HostArray> CpuEngine::Scan(const ArrayRef& input, bool inclusive, Dim along) {
+  if (absl::Status s = CheckArray(input); !s.ok()) return s;
+  if (along != Dim::kAll && along != Dim::kRows && along != Dim::kCols) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("unknown scan dimension %d", static_cast<int>(along)));
+  }
+  std::vector<const CpuHistogram*> to_lock;
+  absl::StatusOr<HostView> in = ResolveInput(input, "scan", &to_lock);
+  if (!in.ok()) return in.status();
+  HistogramLocks locks(to_lock, Mode::kExclusive);
+  return CpuScan(*in, inclusive, along, pool_);
+}
+
+absl::StatusOr<HostArray> CpuEngine::Transpose(const ArrayRef& input) {
+  if (absl::Status s = CheckArray(input); !s.ok()) return s;
+  std::vector<const CpuHistogram*> to_lock;
+  absl::StatusOr<HostView> in = ResolveInput(input, "transpose", &to_lock);
+  if (!in.ok()) return in.status();
+  HistogramLocks locks(to_lock, Mode::kExclusive);
+  return CpuTranspose(*in, pool_);
+}
+
+absl::StatusOr<HostArray> CpuEngine::Matmul(const MatmulArgs& args) {
+  if (absl::Status s = CheckMatmul(args); !s.ok()) return s;
+  std::vector<const CpuHistogram*> to_lock;
+  absl::StatusOr<HostView> a = ResolveInput(args.a, "matmul a", &to_lock);
+  if (!a.ok()) return a.status();
+  absl::StatusOr<HostView> b = ResolveInput(args.b, "matmul b", &to_lock);
+  if (!b.ok()) return b.status();
+  // Histogram operands are widened to float32 copies under their locks.
+  std::vector<float> a_bins, b_bins;
+  try {
+    HistogramLocks locks(to_lock, Mode::kExclusive);
+    if (args.a.histogram != nullptr) {
+      a_bins.resize(a->rows * a->cols);
+      WidenToFloat(static_cast<const uint8_t*>(a->data), a_bins.size(), a_bins.data(), pool_);
+      a->data = a_bins.data();
+    }
+    if (args.b.histogram != nullptr) {
+      b_bins.resize(b->rows * b->cols);
+      WidenToFloat(static_cast<const uint8_t*>(b->data), b_bins.size(), b_bins.data(), pool_);
+      b->data = b_bins.data();
+    }
+  } catch (const std::bad_alloc&) {
+    return absl::ResourceExhaustedError("cpu engine: out of memory widening a histogram for matmul");
+  }
+  return CpuMatmul(static_cast<const float*>(a->data), static_cast<const float*>(b->data),
+                   args.c, a->rows, a->cols, b->cols, args.alpha, args.beta, pool_);
+}
+
+}  // namespace histd

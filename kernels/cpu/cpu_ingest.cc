@@ -1,0 +1,172 @@
+#include "kernels/cpu/cpu_ingest.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "absl/strings/str_format.h"
+#include "kernels/histogram_types.h"
+
+namespace histd {
+namespace {
+
+// Samples per task: large enough to amortize scheduling, small enough that one skewed
+// item still spreads over every thread.
+constexpr uint64_t kSamplesPerTask = 1 << 14;
+
+inline void SaturatingIncrement(uint8_t* bin, uint8_t cap) {
+  uint8_t v = __atomic_load_n(bin, __ATOMIC_RELAXED);
+  while (v < cap) {
+    // On failure v is reloaded with the bin's current value. Relaxed is enough: readers
+    // synchronize through the histogram's mutex, not through the bins.
+    if (__atomic_compare_exchange_n(bin, &v, static_cast<uint8_t>(v + 1), /*weak=*/true,
+                                    __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+      return;
+    }
+  }
+}
+
+absl::Status CheckAxis(size_t item, char name, const AxisRange& axis) {
+  const float width = axis.hi - axis.lo;
+  if (!std::isfinite(axis.lo) || !std::isfinite(axis.hi) || !(axis.lo < axis.hi) ||
+      !std::isfinite(width)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "ingest item %u: coordinates need a finite %c axis with lo < hi, got [%g, %g)", item,
+        name, axis.lo, axis.hi));
+  }
+  return absl::OkStatus();
+}
+
+struct Task {
+  size_t item;
+  uint64_t begin, end;  // samples of the item
+};
+
+struct TaskResult {
+  IngestItemResult result;
+  uint64_t out_of_range = 0;
+};
+
+void IngestIndices(const uint32_t* indices, uint64_t n, uint8_t* bins, uint64_t num_bins,
+                   uint8_t cap, TaskResult* out) {
+  uint64_t bad = 0;
+  for (uint64_t i = 0; i < n; ++i) {
+    const uint32_t index = indices[i];
+    if (index >= num_bins) {
+      ++bad;
+      continue;
+    }
+    SaturatingIncrement(bins + index, cap);
+  }
+  out->result.binned = n - bad;
+  out->out_of_range = bad;
+}
+
+void IngestCoords(const float* xy, uint64_t n, const IngestItem& item, uint8_t* bins,
+                  const HistogramShape& shape, TaskResult* out) {
+  // Scale rounded to float32 at each step, as AxisBin's contract asks.
+  const float x_width = item.x.hi - item.x.lo;
+  const float y_width = item.y.hi - item.y.lo;
+  const float x_scale = static_cast<float>(shape.cols) / x_width;
+  const float y_scale = static_cast<float>(shape.rows) / y_width;
+  IngestItemResult& r = out->result;
+  for (uint64_t i = 0; i < n; ++i) {
+    const int64_t col = AxisBin(xy[2 * i], item.x.lo, item.x.hi, x_scale, shape.cols);
+    const int64_t row = AxisBin(xy[2 * i + 1], item.y.lo, item.y.hi, y_scale, shape.rows);
+    r.x_underflow += col == -1;
+    r.x_overflow += col == -2;
+    r.y_underflow += row == -1;
+    r.y_overflow += row == -2;
+    if (col < 0 || row < 0) continue;
+    ++r.binned;
+    SaturatingIncrement(bins + static_cast<uint64_t>(row) * shape.cols + col, shape.cap);
+  }
+}
+
+}  // namespace
+
+absl::Status CheckIngestItems(const StagingBuffer& staging, const std::vector<IngestItem>& items,
+                              std::vector<const CpuHistogram*>* histograms) {
+  histograms->assign(items.size(), nullptr);
+  for (size_t i = 0; i < items.size(); ++i) {
+    const IngestItem& item = items[i];
+    if (item.histogram == nullptr) {
+      return absl::InvalidArgumentError(absl::StrFormat("ingest item %u: no histogram", i));
+    }
+    const CpuHistogram* h = CpuHistogram::From(item.histogram);
+    if (h == nullptr) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "ingest item %u: the histogram was not created by the cpu engine", i));
+    }
+    if (item.kind != SampleKind::kBinIndex && item.kind != SampleKind::kCoordXY) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "ingest item %u: unknown sample kind %d", i, static_cast<int>(item.kind)));
+    }
+    const size_t sample_bytes = SampleBytes(item.kind);
+    size_t bytes = 0, end = 0;
+    if (__builtin_mul_overflow(item.count, sample_bytes, &bytes) ||
+        __builtin_add_overflow(item.byte_offset, bytes, &end) || end > staging.capacity()) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "ingest item %u: %u samples of %u bytes at offset %u exceed the staging buffer's "
+          "%u bytes",
+          i, item.count, sample_bytes, item.byte_offset, staging.capacity()));
+    }
+    if (item.byte_offset % sample_bytes != 0) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "ingest item %u: offset %u is not a multiple of the sample size %u", i,
+          item.byte_offset, sample_bytes));
+    }
+    if (item.kind == SampleKind::kCoordXY) {
+      if (absl::Status s = CheckAxis(i, 'x', item.x); !s.ok()) return s;
+      if (absl::Status s = CheckAxis(i, 'y', item.y); !s.ok()) return s;
+    }
+    (*histograms)[i] = h;
+  }
+  return absl::OkStatus();
+}
+
+std::vector<IngestItemResult> CpuIngest(const uint8_t* staging,
+                                        const std::vector<IngestItem>& items,
+                                        const std::vector<const CpuHistogram*>& histograms,
+                                        ThreadPool& pool, uint64_t* out_of_range) {
+  std::vector<Task> tasks;
+  for (size_t i = 0; i < items.size(); ++i) {
+    for (uint64_t b = 0; b < items[i].count; b += kSamplesPerTask) {
+      tasks.push_back(Task{i, b, std::min<uint64_t>(items[i].count, b + kSamplesPerTask)});
+    }
+  }
+  std::vector<TaskResult> task_results(tasks.size());
+  pool.ParallelFor(tasks.size(), 1, [&](uint64_t t0, uint64_t t1) {
+    for (uint64_t t = t0; t < t1; ++t) {
+      const Task& task = tasks[t];
+      const IngestItem& item = items[task.item];
+      const CpuHistogram& h = *histograms[task.item];
+      // The caller holds h's lock shared (on its own thread): updates use atomics only.
+      uint8_t* bins = h.bins_for_atomic_update();
+      const uint8_t* samples = staging + item.byte_offset;
+      const uint64_t n = task.end - task.begin;
+      if (item.kind == SampleKind::kBinIndex) {
+        const auto* indices = reinterpret_cast<const uint32_t*>(samples) + task.begin;
+        IngestIndices(indices, n, bins, h.shape().bins(), h.shape().cap, &task_results[t]);
+      } else {
+        const auto* xy = reinterpret_cast<const float*>(samples) + 2 * task.begin;
+        IngestCoords(xy, n, item, bins, h.shape(), &task_results[t]);
+      }
+    }
+  });
+  std::vector<IngestItemResult> results(items.size());
+  *out_of_range = 0;
+  for (size_t t = 0; t < tasks.size(); ++t) {
+    IngestItemResult& r = results[tasks[t].item];
+    const IngestItemResult& p = task_results[t].result;
+    r.binned += p.binned;
+    r.x_underflow += p.x_underflow;
+    r.x_overflow += p.x_overflow;
+    r.y_underflow += p.y_underflow;
+    r.y_overflow += p.y_overflow;
+    *out_of_range += task_results[t].out_of_range;
+  }
+  return results;
+}
+
+}  // namespace histd

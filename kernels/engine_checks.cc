@@ -1,0 +1,206 @@
+// The checks every engine runs before an operation (its can_implement), and the output
+// shape of ReadBins. Declared at the bottom of kernels/engine.h. Pure functions: no engine
+// state, safe from any thread. Every failure is INVALID_ARGUMENT with a message that names
+// the field and the values that are wrong.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_format.h"
+#include "kernels/engine.h"
+
+namespace histd {
+namespace {
+
+uint64_t CeilDiv(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
+
+// a * b, or false when the product does not fit in 64 bits.
+bool MulFits(uint64_t a, uint64_t b, uint64_t* product) {
+  return !__builtin_mul_overflow(a, b, product);
+}
+
+bool KnownDType(DType dtype) { return DTypeSize(dtype) != 0; }
+
+absl::Status CheckRange(const char* what, uint32_t begin, uint32_t end, uint32_t size) {
+  if (begin >= end) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("region %s [%u, %u) are empty", what, begin, end));
+  }
+  if (end > size) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "region %s [%u, %u) exceed the histogram's %u %s", what, begin, end, size, what));
+  }
+  return absl::OkStatus();
+}
+
+// The extent a reduction collapses into each output element.
+uint64_t ReducedExtent(const ArrayRef& a, Dim collapse) {
+  switch (collapse) {
+    case Dim::kAll: return a.rows * a.cols;
+    case Dim::kRows: return a.rows;
+    case Dim::kCols: return a.cols;
+  }
+  return 0;
+}
+
+absl::Status CheckMatmulOperand(const char* name, const ArrayRef& a) {
+  if (absl::Status s = CheckArray(a); !s.ok()) {
+    return absl::InvalidArgumentError(absl::StrFormat("matmul %s: %s", name, s.message()));
+  }
+  if (a.histogram == nullptr && a.dtype != DType::kF32) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "matmul %s must be f32 or a histogram, got %s", name, DTypeName(a.dtype)));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+uint64_t ReadBinsRows(const ReadSpec& spec) {
+  const uint64_t rows = CeilDiv(spec.region.rows(), spec.row_factor);
+  const uint64_t cols = CeilDiv(spec.region.cols(), spec.col_factor);
+  return spec.transpose ? cols : rows;
+}
+
+uint64_t ReadBinsCols(const ReadSpec& spec) {
+  const uint64_t rows = CeilDiv(spec.region.rows(), spec.row_factor);
+  const uint64_t cols = CeilDiv(spec.region.cols(), spec.col_factor);
+  return spec.transpose ? rows : cols;
+}
+
+DType ReadBinsType(const ReadSpec& spec) {
+  return spec.row_factor == 1 && spec.col_factor == 1 ? DType::kU8 : DType::kU32;
+}
+
+uint64_t ReadBinsBytes(const ReadSpec& spec) {
+  // At most 2^32 x 2^32 one-byte bins, or fewer 4-byte sums: always fits in 64 bits.
+  return ReadBinsRows(spec) * ReadBinsCols(spec) * DTypeSize(ReadBinsType(spec));
+}
+
+absl::Status CheckHistogramShape(const HistogramShape& shape) {
+  if (shape.rows < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("histogram rows must be >= 1, got %u", shape.rows));
+  }
+  if (shape.cols < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("histogram cols must be >= 1, got %u", shape.cols));
+  }
+  if (shape.cap < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("histogram cap must be in 1..255, got %u", shape.cap));
+  }
+  // rows * cols <= (2^32 - 1)^2: shape.bins() computes it in 64 bits without overflow.
+  return absl::OkStatus();
+}
+
+absl::Status CheckReadSpec(const HistogramShape& shape, const ReadSpec& spec) {
+  if (spec.row_factor < 1 || spec.col_factor < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("rebin factors must be >= 1, got row_factor %u and col_factor %u",
+                        spec.row_factor, spec.col_factor));
+  }
+  if (absl::Status s = CheckRange("rows", spec.region.row_begin, spec.region.row_end, shape.rows);
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = CheckRange("cols", spec.region.col_begin, spec.region.col_end, shape.cols);
+      !s.ok()) {
+    return s;
+  }
+  // Each output element of a rebinned read is a uint32 sum of one block: refuse blocks
+  // whose sum could exceed it instead of wrapping.
+  const uint64_t block_rows = std::min<uint64_t>(spec.row_factor, spec.region.rows());
+  const uint64_t block_cols = std::min<uint64_t>(spec.col_factor, spec.region.cols());
+  const uint64_t block_max = block_rows * block_cols * shape.cap;  // < 2^32 * 2^32 / 2^8 * 2^8
+  if (ReadBinsType(spec) == DType::kU32 && block_max > UINT32_MAX) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "rebin blocks of %u x %u bins at cap %u may sum to %u, more than a uint32 holds",
+        block_rows, block_cols, shape.cap, block_max));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckArray(const ArrayRef& a) {
+  if (!KnownDType(a.dtype)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("unknown array dtype %d", static_cast<int>(a.dtype)));
+  }
+  if (a.host != nullptr && a.histogram != nullptr) {
+    return absl::InvalidArgumentError(
+        "array has both host data and a histogram; exactly one source must be set");
+  }
+  if (a.histogram != nullptr) {
+    const HistogramShape& shape = a.histogram->shape();
+    if (a.dtype != DType::kU8) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "a histogram array must have dtype u8, got %s", DTypeName(a.dtype)));
+    }
+    if (a.rows != shape.rows || a.cols != shape.cols) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("array shape %u x %u does not match its histogram's %u x %u", a.rows,
+                          a.cols, shape.rows, shape.cols));
+    }
+    return absl::OkStatus();
+  }
+  uint64_t elements = 0, bytes = 0;
+  if (!MulFits(a.rows, a.cols, &elements) || !MulFits(elements, DTypeSize(a.dtype), &bytes)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "array shape %u x %u of %s overflows a 64-bit byte size", a.rows, a.cols,
+        DTypeName(a.dtype)));
+  }
+  // An empty host array may come from an empty vector whose data() is null.
+  if (a.host == nullptr && elements != 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "array of %u x %u has no data: neither host memory nor a histogram is set", a.rows,
+        a.cols));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckReduce(const ArrayRef& input, Engine::ReduceOp op, Dim collapse) {
+  if (absl::Status s = CheckArray(input); !s.ok()) return s;
+  if (op != Engine::ReduceOp::kSum && op != Engine::ReduceOp::kMin &&
+      op != Engine::ReduceOp::kMax) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("unknown reduce op %d", static_cast<int>(op)));
+  }
+  if (collapse != Dim::kAll && collapse != Dim::kRows && collapse != Dim::kCols) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("unknown reduce dimension %d", static_cast<int>(collapse)));
+  }
+  if (op != Engine::ReduceOp::kSum && ReducedExtent(input, collapse) == 0) {
+    const char* what = collapse == Dim::kAll    ? "all elements"
+                       : collapse == Dim::kRows ? "the rows"
+                                                : "the columns";
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "%s over %s of a %u x %u array: the extent is empty, so there is no %s",
+        op == Engine::ReduceOp::kMin ? "min" : "max", what, input.rows, input.cols,
+        op == Engine::ReduceOp::kMin ? "minimum" : "maximum"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckMatmul(const MatmulArgs& args) {
+  if (absl::Status s = CheckMatmulOperand("a", args.a); !s.ok()) return s;
+  if (absl::Status s = CheckMatmulOperand("b", args.b); !s.ok()) return s;
+  if (args.a.cols != args.b.rows) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "matmul inner dimensions disagree: a is %u x %u, b is %u x %u (a cols %u != b rows %u)",
+        args.a.rows, args.a.cols, args.b.rows, args.b.cols, args.a.cols, args.b.rows));
+  }
+  uint64_t elements = 0, bytes = 0;
+  if (!MulFits(args.a.rows, args.b.cols, &elements) || !MulFits(elements, 4, &bytes)) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "matmul result %u x %u overflows a 64-bit byte size", args.a.rows, args.b.cols));
+  }
+  if (args.beta != 0.0f && args.c == nullptr && elements != 0) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("matmul c (%u x %u) is required when beta != 0 (beta = %g)",
+                        args.a.rows, args.b.cols, args.beta));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace histd

@@ -1,0 +1,167 @@
+#include "server/histogram_store.h"
+
+#include <cmath>
+#include <utility>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_format.h"
+
+namespace histd::server {
+namespace {
+
+constexpr size_t kMaxNameLength = 128;
+
+bool IsNameChar(char c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' ||
+         c == '_' || c == '-';
+}
+
+absl::Status ValidateAxis(const char* which, const AxisRange& axis) {
+  if (!std::isfinite(axis.lo) || !std::isfinite(axis.hi)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s_axis must be finite, got [%g, %g)", which, axis.lo, axis.hi));
+  }
+  if (!(axis.lo < axis.hi)) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("%s_axis needs lo < hi, got [%g, %g)", which, axis.lo, axis.hi));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+HistogramEntry::HistogramEntry(HistogramSpec spec, std::unique_ptr<HistogramStorage> storage)
+    : spec_(std::move(spec)), storage_(std::move(storage)) {}
+
+IngestCounters HistogramEntry::counters() const {
+  absl::MutexLock lock(&mu_);
+  return counters_;
+}
+
+void HistogramEntry::RecordApplied(uint64_t messages, uint64_t samples,
+                                   const IngestItemResult& result) {
+  absl::MutexLock lock(&mu_);
+  counters_.messages_applied += messages;
+  counters_.samples_applied += result.binned;
+  counters_.samples_outside += samples - result.binned;
+  counters_.x_underflow += result.x_underflow;
+  counters_.x_overflow += result.x_overflow;
+  counters_.y_underflow += result.y_underflow;
+  counters_.y_overflow += result.y_overflow;
+}
+
+void HistogramEntry::RecordRejected(uint64_t samples) {
+  absl::MutexLock lock(&mu_);
+  counters_.messages_rejected += 1;
+  counters_.samples_rejected += samples;
+}
+
+void HistogramEntry::ResetCounters() {
+  absl::MutexLock lock(&mu_);
+  counters_ = IngestCounters{};
+}
+
+HistogramStore::HistogramStore(Engine& engine, uint32_t max_histograms,
+                               uint64_t max_bins_per_histogram)
+    : engine_(engine), max_histograms_(max_histograms), max_bins_(max_bins_per_histogram) {}
+
+absl::Status HistogramStore::ValidateName(absl::string_view name) {
+  if (name.empty()) return absl::InvalidArgumentError("histogram name is empty");
+  if (name.size() > kMaxNameLength) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "histogram name has %d characters; at most %d allowed", name.size(), kMaxNameLength));
+  }
+  for (size_t i = 0; i < name.size(); ++i) {
+    if (!IsNameChar(name[i])) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "histogram name '%s' has character 0x%02x at position %d; allowed: A-Z a-z 0-9 . _ -",
+          absl::CHexEscape(name), static_cast<unsigned char>(name[i]), i));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status HistogramStore::ValidateSpec(const HistogramSpec& spec) const {
+  if (absl::Status s = ValidateName(spec.name); !s.ok()) return s;
+  // The limit first: a shape above it is refused as a limit whatever else is wrong with it.
+  if (spec.shape.bins() > max_bins_) {
+    return absl::ResourceExhaustedError(absl::StrFormat(
+        "histogram '%s': %d x %d = %d bins exceeds --max_bins_per_histogram=%d", spec.name,
+        spec.shape.rows, spec.shape.cols, spec.shape.bins(), max_bins_));
+  }
+  if (absl::Status s = CheckHistogramShape(spec.shape); !s.ok()) {
+    return absl::Status(s.code(), absl::StrFormat("histogram '%s': %s", spec.name, s.message()));
+  }
+  if (spec.x_axis) {
+    if (absl::Status s = ValidateAxis("x", *spec.x_axis); !s.ok()) return s;
+  }
+  if (spec.y_axis) {
+    if (absl::Status s = ValidateAxis("y", *spec.y_axis); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::shared_ptr<HistogramEntry>> HistogramStore::Create(const HistogramSpec& spec) {
+  if (absl::Status s = ValidateSpec(spec); !s.ok()) return s;
+  auto check_room = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) -> absl::Status {
+    if (entries_.count(spec.name) != 0) {
+      return absl::AlreadyExistsError(absl::StrFormat("histogram '%s' already exists", spec.name));
+    }
+    if (entries_.size() >= max_histograms_) {
+      return absl::ResourceExhaustedError(absl::StrFormat(
+          "cannot create '%s': %d histograms exist, --max_histograms=%d", spec.name,
+          entries_.size(), max_histograms_));
+    }
+    return absl::OkStatus();
+  };
+  {
+    absl::MutexLock lock(&mu_);
+    if (absl::Status s = check_room(); !s.ok()) return s;
+  }
+  // Allocate outside the lock (device allocation can be slow), then check again.
+  absl::StatusOr<std::unique_ptr<HistogramStorage>> storage = engine_.CreateHistogram(spec.shape);
+  if (!storage.ok()) return storage.status();
+  auto entry = std::make_shared<HistogramEntry>(spec, *std::move(storage));
+  absl::MutexLock lock(&mu_);
+  if (absl::Status s = check_room(); !s.ok()) return s;
+  entries_.emplace(spec.name, entry);
+  return entry;
+}
+
+absl::Status HistogramStore::Delete(absl::string_view name) {
+  if (absl::Status s = ValidateName(name); !s.ok()) return s;
+  std::shared_ptr<HistogramEntry> removed;  // released outside the lock
+  absl::MutexLock lock(&mu_);
+  auto it = entries_.find(name);
+  if (it == entries_.end()) {
+    return absl::NotFoundError(absl::StrFormat("histogram '%s' not found", name));
+  }
+  removed = std::move(it->second);
+  entries_.erase(it);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::shared_ptr<HistogramEntry>> HistogramStore::Find(absl::string_view name) const {
+  if (absl::Status s = ValidateName(name); !s.ok()) return s;
+  absl::MutexLock lock(&mu_);
+  auto it = entries_.find(name);
+  if (it == entries_.end()) {
+    return absl::NotFoundError(absl::StrFormat("histogram '%s' not found", name));
+  }
+  return it->second;
+}
+
+std::vector<std::shared_ptr<HistogramEntry>> HistogramStore::List() const {
+  absl::MutexLock lock(&mu_);
+  std::vector<std::shared_ptr<HistogramEntry>> out;
+  out.reserve(entries_.size());
+  for (const auto& [name, entry] : entries_) out.push_back(entry);
+  return out;
+}
+
+size_t HistogramStore::size() const {
+  absl::MutexLock lock(&mu_);
+  return entries_.size();
+}
+
+}  // namespace histd::server

@@ -1,0 +1,155 @@
+#include "server/histograms_service.h"
+
+#include <utility>
+
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "server/log.h"
+#include "server/proto_convert.h"
+#include "server/unary_reactor.h"
+
+namespace histd::server {
+namespace {
+
+// Spec, counters, bin summary and memory of one histogram (one engine call).
+absl::Status FillInfo(Engine& engine, const HistogramEntry& entry, v1::HistogramInfo* info) {
+  absl::StatusOr<HistogramSummary> summary = engine.Summarize(entry.storage());
+  if (!summary.ok()) return summary.status();
+  SpecToProto(entry.spec(), info->mutable_spec());
+  const IngestCounters c = entry.counters();
+  info->set_samples_applied(c.samples_applied);
+  info->set_samples_rejected(c.samples_rejected);
+  info->set_messages_applied(c.messages_applied);
+  info->set_messages_rejected(c.messages_rejected);
+  info->set_x_underflow(c.x_underflow);
+  info->set_x_overflow(c.x_overflow);
+  info->set_y_underflow(c.y_underflow);
+  info->set_y_overflow(c.y_overflow);
+  info->set_samples_outside(c.samples_outside);
+  info->set_saturated_bins(summary->saturated_bins);
+  info->set_total_count(summary->total_count);
+  info->set_bytes_used(entry.storage().bytes_used());
+  info->set_device(engine.device());
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+grpc::ServerUnaryReactor* HistogramsService::CreateHistogram(
+    grpc::CallbackServerContext* context, const v1::CreateHistogramRequest* request,
+    v1::HistogramInfo* response) {
+  return RunOnWorkers(context, *ctx_.workers, [this, request, response]() -> absl::Status {
+    absl::StatusOr<HistogramSpec> spec = SpecFromProto(request->spec());
+    if (!spec.ok()) return spec.status();
+    absl::StatusOr<std::shared_ptr<HistogramEntry>> entry = ctx_.store->Create(*spec);
+    if (!entry.ok()) {
+      LogWarning("create histogram refused: %s", entry.status().ToString());
+      return entry.status();
+    }
+    LogInfo("histogram '%s' created: %d x %d, cap %d%s, %d bytes on %s", spec->name,
+            spec->shape.rows, spec->shape.cols, spec->shape.cap,
+            spec->has_both_axes() ? ", with axes" : "", (*entry)->storage().bytes_used(),
+            ctx_.engine->device());
+    return FillInfo(*ctx_.engine, **entry, response);
+  });
+}
+
+grpc::ServerUnaryReactor* HistogramsService::DeleteHistogram(
+    grpc::CallbackServerContext* context, const v1::DeleteHistogramRequest* request,
+    v1::DeleteHistogramResponse* /*response*/) {
+  return RunOnWorkers(context, *ctx_.workers, [this, request]() -> absl::Status {
+    absl::Status status = ctx_.store->Delete(request->name());
+    if (status.ok()) LogInfo("histogram '%s' deleted", request->name());
+    return status;
+  });
+}
+
+grpc::ServerUnaryReactor* HistogramsService::ListHistograms(
+    grpc::CallbackServerContext* context, const v1::ListHistogramsRequest* /*request*/,
+    v1::ListHistogramsResponse* response) {
+  return RunOnWorkers(context, *ctx_.workers, [this, response]() -> absl::Status {
+    for (const auto& entry : ctx_.store->List()) {
+      if (absl::Status s = FillInfo(*ctx_.engine, *entry, response->add_histograms()); !s.ok()) {
+        return s;
+      }
+    }
+    return absl::OkStatus();
+  });
+}
+
+grpc::ServerUnaryReactor* HistogramsService::GetHistogramInfo(
+    grpc::CallbackServerContext* context, const v1::GetHistogramInfoRequest* request,
+    v1::HistogramInfo* response) {
+  return RunOnWorkers(context, *ctx_.workers, [this, request, response]() -> absl::Status {
+    absl::StatusOr<std::shared_ptr<HistogramEntry>> entry = ctx_.store->Find(request->name());
+    if (!entry.ok()) return entry.status();
+    return FillInfo(*ctx_.engine, **entry, response);
+  });
+}
+
+grpc::ServerUnaryReactor* HistogramsService::ResetHistogram(
+    grpc::CallbackServerContext* context, const v1::ResetHistogramRequest* request,
+    v1::HistogramInfo* response) {
+  return RunOnWorkers(context, *ctx_.workers, [this, request, response]() -> absl::Status {
+    absl::StatusOr<std::shared_ptr<HistogramEntry>> entry = ctx_.store->Find(request->name());
+    if (!entry.ok()) return entry.status();
+    if (absl::Status s = ctx_.engine->Reset((*entry)->storage()); !s.ok()) return s;
+    (*entry)->ResetCounters();
+    LogInfo("histogram '%s' reset", request->name());
+    return FillInfo(*ctx_.engine, **entry, response);
+  });
+}
+
+grpc::ServerUnaryReactor* HistogramsService::MergeHistogram(
+    grpc::CallbackServerContext* context, const v1::MergeHistogramRequest* request,
+    v1::HistogramInfo* response) {
+  return RunOnWorkers(context, *ctx_.workers, [this, request, response]() -> absl::Status {
+    absl::StatusOr<std::shared_ptr<HistogramEntry>> source = ctx_.store->Find(request->source());
+    if (!source.ok()) return source.status();
+    absl::StatusOr<std::shared_ptr<HistogramEntry>> target = ctx_.store->Find(request->target());
+    if (!target.ok()) return target.status();
+    const HistogramShape& s = (*source)->spec().shape;
+    const HistogramShape& t = (*target)->spec().shape;
+    if (s.rows != t.rows || s.cols != t.cols) {
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "cannot merge '%s' (%d x %d) into '%s' (%d x %d): shapes differ", request->source(),
+          s.rows, s.cols, request->target(), t.rows, t.cols));
+    }
+    if (absl::Status st = ctx_.engine->Merge((*source)->storage(), (*target)->storage());
+        !st.ok()) {
+      return st;
+    }
+    return FillInfo(*ctx_.engine, **target, response);
+  });
+}
+
+grpc::ServerUnaryReactor* HistogramsService::GetServerStats(
+    grpc::CallbackServerContext* context, const v1::GetServerStatsRequest* /*request*/,
+    v1::ServerStats* response) {
+  // No engine call: answered on the callback thread.
+  uint64_t bytes_used = 0;
+  const auto entries = ctx_.store->List();
+  for (const auto& entry : entries) bytes_used += entry->storage().bytes_used();
+  const IngestStats ingest = ctx_.pipeline->stats();
+  response->set_engine(ctx_.engine->name());
+  response->set_histograms(entries.size());
+  response->set_bytes_used(bytes_used);
+  response->set_batches(ingest.batches);
+  response->set_messages(ingest.messages);
+  response->set_samples(ingest.samples);
+  response->set_bytes(ingest.bytes);
+  response->set_active_streams(ctx_.active_streams.load());
+  response->set_staging_buffers(ingest.staging_buffers);
+  response->set_staging_buffers_in_flight(ingest.staging_buffers_in_flight);
+  response->set_queued_messages(ingest.queued_messages);
+  const EngineStats engine = ctx_.engine->stats();
+  response->set_copy_seconds(engine.copy_seconds);
+  response->set_kernel_seconds(engine.kernel_seconds);
+  response->set_apply_seconds(ingest.apply_seconds);
+  response->set_uptime_seconds(absl::ToDoubleSeconds(absl::Now() - ctx_.started));
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  reactor->Finish(grpc::Status::OK);
+  return reactor;
+}
+
+}  // namespace histd::server

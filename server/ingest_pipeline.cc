@@ -1,0 +1,366 @@
+#include "server/ingest_pipeline.h"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "server/ingest_validation.h"
+
+namespace histd::server {
+namespace {
+
+constexpr size_t kAlignment = 8;  // every part starts 8-aligned: fits both sample kinds
+
+size_t AlignUp(size_t n) { return (n + kAlignment - 1) / kAlignment * kAlignment; }
+
+}  // namespace
+
+// One submitted message, shared by its staged parts. Fields below `count` are guarded by
+// the pipeline's mu_.
+struct IngestPipeline::PendingMessage {
+  Message message;
+  StagedCallback on_staged;
+  AckCallback on_ack;
+  uint64_t count = 0;         // samples
+  bool prevalidated = false;  // larger than a staging buffer: checked whole, then split
+  size_t staged_bytes = 0;
+  int parts_in_flight = 0;
+  absl::Status status;
+  IngestItemResult result;
+};
+
+// One staging buffer and the message parts reserved in it.
+struct IngestPipeline::Slot {
+  struct Part {
+    std::shared_ptr<PendingMessage> message;
+    size_t byte_offset = 0;
+    size_t count = 0;
+  };
+  std::unique_ptr<StagingBuffer> buffer;
+  size_t used = 0;   // bytes reserved
+  int writers = 0;   // copies in progress into reserved space
+  bool sealed = false;
+  absl::Time deadline = absl::InfiniteFuture();
+  std::vector<Part> parts;
+};
+
+absl::StatusOr<std::unique_ptr<IngestPipeline>> IngestPipeline::Create(
+    Engine& engine, const Options::Pipeline& options) {
+  if (options.staging_buffers < 1) {
+    return absl::InvalidArgumentError("staging_buffers must be >= 1");
+  }
+  if (options.staging_buffer_bytes < 4096) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "staging_buffer_bytes must be >= 4096, got %d", options.staging_buffer_bytes));
+  }
+  std::unique_ptr<IngestPipeline> p(new IngestPipeline(engine, options));
+  for (int i = 0; i < options.staging_buffers; ++i) {
+    absl::StatusOr<std::unique_ptr<StagingBuffer>> buffer =
+        engine.CreateStagingBuffer(options.staging_buffer_bytes);
+    if (!buffer.ok()) return buffer.status();
+    auto slot = std::make_unique<Slot>();
+    slot->buffer = *std::move(buffer);
+    p->slots_.push_back(std::move(slot));
+  }
+  {
+    absl::MutexLock lock(&p->mu_);
+    for (auto& slot : p->slots_) p->free_.push_back(slot.get());
+    p->stats_.staging_buffers = p->slots_.size();
+  }
+  p->flusher_ = std::thread([raw = p.get()] { raw->FlusherLoop(); });
+  return p;
+}
+
+IngestPipeline::IngestPipeline(Engine& engine, const Options::Pipeline& options)
+    : engine_(engine), options_(options) {}
+
+IngestPipeline::~IngestPipeline() { Shutdown(); }
+
+void IngestPipeline::Submit(Message message, StagedCallback on_staged, AckCallback on_ack) {
+  auto m = std::make_shared<PendingMessage>();
+  const size_t bytes = message.samples.size();
+  m->count = bytes / SampleBytes(message.kind);
+  m->message = std::move(message);
+  m->on_staged = std::move(on_staged);
+  m->on_ack = std::move(on_ack);
+  bool stopping;
+  {
+    absl::MutexLock lock(&mu_);
+    stopping = stopping_;
+    if (!stopping) ++active_submits_;
+  }
+  if (stopping) {
+    m->on_ack(absl::UnavailableError("histd is shutting down; message not applied"), m->count);
+    m->on_staged();
+    return;
+  }
+  HistogramEntry& entry = *m->message.histogram;
+  absl::Status status = CheckIngestMessage(entry.spec(), m->message.kind, bytes);
+  if (status.ok() && bytes > options_.staging_buffer_bytes) {
+    status = CopyValidatedSamples(entry.spec(), m->message.kind,
+                                  reinterpret_cast<const uint8_t*>(m->message.samples.data()),
+                                  m->count, nullptr);
+    m->prevalidated = true;
+  }
+  bool staged = true;
+  if (!status.ok()) {
+    Reject(m, std::move(status));
+  } else if (bytes == 0) {  // valid and applies nothing
+    entry.RecordApplied(1, 0, IngestItemResult{});
+    {
+      absl::MutexLock lock(&mu_);
+      stats_.messages += 1;
+    }
+    m->on_ack(absl::OkStatus(), 0);
+  } else {
+    staged = StageOrPark(m, /*resume=*/false);
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    --active_submits_;
+    if (active_submits_ == 0) flusher_cv_.Signal();
+  }
+  if (staged) m->on_staged();
+}
+
+void IngestPipeline::Reject(const std::shared_ptr<PendingMessage>& m, absl::Status status) {
+  m->message.histogram->RecordRejected(m->count);
+  m->on_ack(std::move(status), m->count);
+}
+
+bool IngestPipeline::StageOrPark(const std::shared_ptr<PendingMessage>& m, bool resume) {
+  const size_t element = SampleBytes(m->message.kind);
+  const size_t total = m->message.samples.size();
+  const size_t capacity = options_.staging_buffer_bytes;
+  const auto* src = reinterpret_cast<const uint8_t*>(m->message.samples.data());
+  while (true) {
+    Slot* slot = nullptr;
+    size_t offset = 0, take = 0;
+    {
+      absl::MutexLock lock(&mu_);
+      if (!resume && !waiting_.empty()) {  // first come, first staged
+        waiting_.push_back(m);
+        return false;
+      }
+      if (current_ == nullptr && !free_.empty()) {
+        current_ = free_.back();
+        free_.pop_back();
+      }
+      if (current_ == nullptr) {
+        if (resume) {
+          waiting_.push_front(m);
+        } else {
+          waiting_.push_back(m);
+        }
+        return false;
+      }
+      slot = current_;
+      const size_t remaining = total - m->staged_bytes;
+      const size_t start = AlignUp(slot->used);
+      const size_t avail = start < capacity ? capacity - start : 0;
+      if (!m->prevalidated && remaining > avail) {  // fits a fresh buffer: never split it
+        SealLocked(slot);
+        continue;
+      }
+      take = std::min(remaining, avail / element * element);
+      if (take == 0) {
+        SealLocked(slot);
+        continue;
+      }
+      offset = start;
+      slot->used = start + take;
+      slot->writers += 1;
+      if (slot->parts.empty() && slot->deadline == absl::InfiniteFuture()) {
+        slot->deadline = absl::Now() + options_.flush_deadline;
+        flusher_cv_.Signal();
+      }
+    }
+    // Copy outside the lock; other producers copy into other reserved ranges meanwhile.
+    uint8_t* dst = slot->buffer->data() + offset;
+    const uint8_t* part_src = src + m->staged_bytes;  // staged_bytes only changes below, by us
+    absl::Status status;
+    if (m->prevalidated) {
+      std::memcpy(dst, part_src, take);
+    } else {
+      status = CopyValidatedSamples(m->message.histogram->spec(), m->message.kind, part_src,
+                                    take / element, dst);
+    }
+    {
+      absl::MutexLock lock(&mu_);
+      slot->writers -= 1;
+      if (status.ok()) {
+        slot->parts.push_back(Slot::Part{m, offset, take / element});
+        m->parts_in_flight += 1;
+        m->staged_bytes += take;
+      }  // else: the reserved range stays unused; nothing of the message is in any part
+      if (slot == current_ && capacity - std::min(capacity, AlignUp(slot->used)) < 4) {
+        SealLocked(slot);
+      }
+      if (slot->sealed && slot->writers == 0) flusher_cv_.Signal();
+    }
+    if (!status.ok()) {
+      Reject(m, std::move(status));
+      return true;
+    }
+    if (m->staged_bytes == total) return true;
+  }
+}
+
+void IngestPipeline::SealLocked(Slot* slot) {
+  slot->sealed = true;
+  if (slot == current_) current_ = nullptr;
+  sealed_.push_back(slot);
+  flusher_cv_.Signal();
+}
+
+IngestPipeline::Slot* IngestPipeline::SealedReadyLocked() {
+  for (auto it = sealed_.begin(); it != sealed_.end(); ++it) {
+    if ((*it)->writers == 0) {
+      Slot* slot = *it;
+      sealed_.erase(it);
+      return slot;
+    }
+  }
+  return nullptr;
+}
+
+void IngestPipeline::FlusherLoop() {
+  while (true) {
+    Slot* to_flush = nullptr;
+    std::shared_ptr<PendingMessage> to_stage;
+    {
+      absl::MutexLock lock(&mu_);
+      while (true) {
+        if ((to_flush = SealedReadyLocked()) != nullptr) {
+          in_flight_ += 1;
+          break;
+        }
+        if (!waiting_.empty() && (current_ != nullptr || !free_.empty())) {
+          to_stage = std::move(waiting_.front());
+          waiting_.pop_front();
+          break;
+        }
+        const bool has_data = current_ != nullptr && current_->used > 0;
+        if (has_data && (stopping_ || absl::Now() >= current_->deadline)) {
+          SealLocked(current_);
+          continue;
+        }
+        if (stopping_ && !has_data && sealed_.empty() && waiting_.empty() && in_flight_ == 0 &&
+            active_submits_ == 0) {
+          return;
+        }
+        flusher_cv_.WaitWithDeadline(&mu_, has_data ? current_->deadline : absl::InfiniteFuture());
+      }
+    }
+    if (to_flush != nullptr) Flush(to_flush);
+    if (to_stage != nullptr && StageOrPark(to_stage, /*resume=*/true)) to_stage->on_staged();
+  }
+}
+
+void IngestPipeline::Flush(Slot* slot) {
+  // Only the flusher and then OnApplied touch a slot between sealing and freeing it.
+  std::vector<IngestItem> items;
+  items.reserve(slot->parts.size());
+  for (const Slot::Part& part : slot->parts) {
+    const HistogramSpec& spec = part.message->message.histogram->spec();
+    IngestItem item;
+    item.histogram = &part.message->message.histogram->storage();
+    item.kind = part.message->message.kind;
+    item.byte_offset = part.byte_offset;
+    item.count = part.count;
+    if (item.kind == SampleKind::kCoordXY) {
+      item.x = *spec.x_axis;
+      item.y = *spec.y_axis;
+    }
+    items.push_back(item);
+  }
+  const absl::Time started = absl::Now();
+  if (items.empty()) {  // every reservation in it was rejected
+    OnApplied(slot, started, absl::OkStatus(), {});
+    return;
+  }
+  engine_.Apply(*slot->buffer, std::move(items),
+                [this, slot, started](absl::Status status, std::vector<IngestItemResult> results) {
+                  OnApplied(slot, started, std::move(status), std::move(results));
+                });
+}
+
+void IngestPipeline::OnApplied(Slot* slot, absl::Time started, absl::Status status,
+                               std::vector<IngestItemResult> results) {
+  std::vector<std::shared_ptr<PendingMessage>> completed;
+  {
+    absl::MutexLock lock(&mu_);
+    if (status.ok() && results.size() != slot->parts.size()) {
+      status = absl::InternalError(absl::StrFormat(
+          "engine returned %d results for %d ingest items", results.size(), slot->parts.size()));
+    }
+    for (size_t i = 0; i < slot->parts.size(); ++i) {
+      const std::shared_ptr<PendingMessage>& m = slot->parts[i].message;
+      m->parts_in_flight -= 1;
+      if (!status.ok()) {
+        if (m->status.ok()) m->status = status;
+      } else {
+        m->result.binned += results[i].binned;
+        m->result.x_underflow += results[i].x_underflow;
+        m->result.x_overflow += results[i].x_overflow;
+        m->result.y_underflow += results[i].y_underflow;
+        m->result.y_overflow += results[i].y_overflow;
+      }
+      if (m->parts_in_flight == 0 && m->staged_bytes == m->message.samples.size()) {
+        completed.push_back(m);
+      }
+    }
+    if (!slot->parts.empty()) {
+      stats_.batches += 1;
+      stats_.apply_seconds += absl::ToDoubleSeconds(absl::Now() - started);
+    }
+    for (const auto& m : completed) {
+      if (m->status.ok()) {
+        stats_.messages += 1;
+        stats_.samples += m->count;
+        stats_.bytes += m->message.samples.size();
+      }
+    }
+    slot->parts.clear();
+    slot->used = 0;
+    slot->sealed = false;
+    slot->deadline = absl::InfiniteFuture();
+    free_.push_back(slot);
+    in_flight_ -= 1;
+    flusher_cv_.Signal();
+  }
+  for (const auto& m : completed) Complete(m);
+}
+
+void IngestPipeline::Complete(const std::shared_ptr<PendingMessage>& m) {
+  HistogramEntry& entry = *m->message.histogram;
+  // parts_in_flight reached 0 under mu_: no other thread touches status/result any more.
+  if (m->status.ok()) {
+    entry.RecordApplied(1, m->count, m->result);
+  } else {
+    entry.RecordRejected(m->count);
+  }
+  m->on_ack(m->status, m->count);
+}
+
+void IngestPipeline::Shutdown() {
+  {
+    absl::MutexLock lock(&mu_);
+    if (stopping_) return;
+    stopping_ = true;
+    flusher_cv_.Signal();
+  }
+  if (flusher_.joinable()) flusher_.join();
+}
+
+IngestStats IngestPipeline::stats() const {
+  absl::MutexLock lock(&mu_);
+  IngestStats s = stats_;
+  s.staging_buffers_in_flight = in_flight_;
+  s.queued_messages = waiting_.size();
+  return s;
+}
+
+}  // namespace histd::server

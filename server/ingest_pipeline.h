@@ -1,0 +1,110 @@
+// The staging and batching layer between the ingest handlers and the engine.
+//
+// Shape (the GPU pipeline replaces what sits behind it, not this interface):
+//   handler --Submit--> validate while copying into the current staging buffer
+//   flusher thread  --> one Engine::Apply per buffer (one IngestItem per message part),
+//                       when the buffer fills or flush_deadline after its first message
+//   Apply's done    --> counters, then each message's ack callback; the buffer is free again
+// A message larger than one staging buffer is validated whole first, then split across
+// buffers, and acknowledged when every part is applied. A message that fits is never split.
+//
+// Backpressure: when no staging buffer has room, Submit parks the message and returns
+// without calling on_staged; the producer must not submit again until on_staged runs (the
+// ingest reactor stops reading, and gRPC flow control does the rest). Memory stays bounded
+// by the staging buffers plus one parked message per producer.
+//
+// Callbacks: on_staged and on_ack each run exactly once per Submit, on the caller's thread
+// or a pipeline/engine thread, never under a pipeline lock, in either order.
+// Thread safety: all methods may be called from any thread.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "kernels/engine.h"
+#include "server/histogram_store.h"
+#include "server/options.h"
+
+namespace histd::server {
+
+struct IngestStats {
+  uint64_t batches = 0;   // Engine::Apply calls
+  uint64_t messages = 0;  // acknowledged OK
+  uint64_t samples = 0;   // in messages acknowledged OK
+  uint64_t bytes = 0;     // payload bytes of those messages
+  uint64_t staging_buffers = 0;
+  uint64_t staging_buffers_in_flight = 0;
+  uint64_t queued_messages = 0;  // parked, waiting for a free staging buffer
+  double apply_seconds = 0;      // Apply call to done, summed over batches
+};
+
+class IngestPipeline {
+ public:
+  struct Message {
+    std::shared_ptr<HistogramEntry> histogram;
+    SampleKind kind = SampleKind::kBinIndex;
+    std::string samples;  // packed little-endian payload
+  };
+  using StagedCallback = std::function<void()>;
+  // OK: every sample is applied and visible to reads. Otherwise nothing was applied
+  // (except after an engine failure, which the status names). `samples` = payload samples.
+  using AckCallback = std::function<void(absl::Status status, uint64_t samples)>;
+
+  static absl::StatusOr<std::unique_ptr<IngestPipeline>> Create(Engine& engine,
+                                                                const Options::Pipeline& options);
+  ~IngestPipeline();  // Shutdown()
+
+  void Submit(Message message, StagedCallback on_staged, AckCallback on_ack);
+
+  // Applies and acknowledges everything submitted, then stops the flusher. Later Submits
+  // are acknowledged UNAVAILABLE. Idempotent.
+  void Shutdown();
+
+  IngestStats stats() const;
+
+ private:
+  struct PendingMessage;
+  struct Slot;
+
+  IngestPipeline(Engine& engine, const Options::Pipeline& options);
+
+  // Stages what is left of `m`. True when fully staged or rejected; false when parked in
+  // waiting_ (at the front when `resume`), in which case the flusher continues it later.
+  bool StageOrPark(const std::shared_ptr<PendingMessage>& m, bool resume);
+  void Reject(const std::shared_ptr<PendingMessage>& m, absl::Status status);
+  void SealLocked(Slot* slot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  Slot* SealedReadyLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void FlusherLoop();
+  void Flush(Slot* slot);
+  void OnApplied(Slot* slot, absl::Time started, absl::Status status,
+                 std::vector<IngestItemResult> results);
+  void Complete(const std::shared_ptr<PendingMessage>& m);
+
+  Engine& engine_;
+  const Options::Pipeline options_;
+  std::vector<std::unique_ptr<Slot>> slots_;  // fixed after construction
+
+  mutable absl::Mutex mu_;
+  absl::CondVar flusher_cv_;
+  std::vector<Slot*> free_ ABSL_GUARDED_BY(mu_);
+  Slot* current_ ABSL_GUARDED_BY(mu_) = nullptr;  // accepting reservations
+  std::vector<Slot*> sealed_ ABSL_GUARDED_BY(mu_);  // full; flushed once no writer is left
+  std::deque<std::shared_ptr<PendingMessage>> waiting_ ABSL_GUARDED_BY(mu_);
+  int in_flight_ ABSL_GUARDED_BY(mu_) = 0;
+  int active_submits_ ABSL_GUARDED_BY(mu_) = 0;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  IngestStats stats_ ABSL_GUARDED_BY(mu_);
+  std::thread flusher_;
+};
+
+}  // namespace histd::server

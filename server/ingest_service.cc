@@ -1,0 +1,277 @@
+#include "server/ingest_service.h"
+
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "server/log.h"
+#include "server/proto_convert.h"
+#include "server/status_util.h"
+
+namespace histd::server {
+namespace {
+
+// A stream refused before it starts (limit reached, shutting down).
+class RefusedStream final : public grpc::ServerBidiReactor<v1::IngestRequest, v1::IngestResponse> {
+ public:
+  explicit RefusedStream(grpc::Status status) { Finish(std::move(status)); }
+  void OnDone() override { delete this; }
+};
+
+}  // namespace
+
+class IngestStreamReactor final
+    : public grpc::ServerBidiReactor<v1::IngestRequest, v1::IngestResponse> {
+ public:
+  IngestStreamReactor(IngestService* service, ServiceContext* ctx, uint64_t id, std::string peer)
+      : service_(*service), ctx_(*ctx), id_(id), peer_(std::move(peer)) {}
+
+  // Called once registered: issues the first read.
+  void Begin() {
+    Actions actions;
+    {
+      absl::MutexLock lock(&mu_);
+      actions = NextActionsLocked();
+    }
+    Perform(actions);
+  }
+
+  // Shutdown: no further reads; finish once every received message is acknowledged.
+  // Returns a continuation the caller runs after releasing the service lock (Finish may
+  // run OnDone, which takes that lock). Until then the reactor cannot be deleted: the
+  // continuation holds the only pending Finish or Write, and no read is started any more.
+  std::function<void()> BeginStop() {
+    Actions actions;
+    {
+      absl::MutexLock lock(&mu_);
+      stopping_ = true;
+      actions = NextActionsLocked();
+    }
+    if (actions.write == nullptr && !actions.finish) return nullptr;
+    return [this, actions] { Perform(actions); };
+  }
+
+  void OnReadDone(bool ok) override {
+    if (!ok) {  // half-close by the client, cancellation, or a finished stream
+      Actions actions;
+      {
+        absl::MutexLock lock(&mu_);
+        read_outstanding_ = false;
+        reads_done_ = true;
+        actions = NextActionsLocked();
+      }
+      Perform(actions);
+      return;
+    }
+    auto ack = std::make_shared<PendingAck>();
+    ack->response.set_sequence(request_.sequence());
+    {
+      absl::MutexLock lock(&mu_);
+      read_outstanding_ = false;
+      if (finished_) return;  // finished by shutdown while this read was pending
+      pending_.push_back(ack);
+      staging_ = true;
+      ++received_;
+    }
+    // Take what we need out of request_: the next StartRead may reuse it at once.
+    const std::string name = request_.histogram();
+    const v1::SampleType type = request_.type();
+    std::string samples = std::move(*request_.mutable_samples());
+    request_.Clear();
+
+    absl::StatusOr<std::shared_ptr<HistogramEntry>> entry = ctx_.store->Find(name);
+    absl::StatusOr<SampleKind> kind = SampleKindFromProto(type);
+    if (!entry.ok() || !kind.ok()) {
+      if (entry.ok()) (*entry)->RecordRejected(0);
+      const absl::Status status = entry.ok() ? kind.status() : entry.status();
+      OnAck(ack, status, 0);
+      OnStaged();
+      return;
+    }
+    IngestPipeline::Message message{*std::move(entry), *kind, std::move(samples)};
+    ctx_.pipeline->Submit(
+        std::move(message), [this] { OnStaged(); },
+        [this, ack](absl::Status status, uint64_t count) { OnAck(ack, std::move(status), count); });
+  }
+
+  void OnWriteDone(bool ok) override {
+    Actions actions;
+    {
+      absl::MutexLock lock(&mu_);
+      writing_ = false;
+      if (!ok) write_failed_ = true;  // the client is gone: later acks are dropped
+      actions = NextActionsLocked();
+    }
+    Perform(actions);
+  }
+
+  void OnDone() override {
+    service_.Unregister(this);
+    {
+      absl::MutexLock lock(&mu_);  // no callback is left; the lock satisfies the annotations
+      LogInfo("ingest stream %d from %s closed: %d messages received, %d applied (%d samples), "
+              "%d rejected%s%s",
+              id_, peer_, received_, applied_, samples_applied_, rejected_,
+              rejected_ > 0 ? "; first rejection: " : "", first_rejection_);
+    }
+    delete this;
+  }
+
+ private:
+  struct PendingAck {
+    v1::IngestResponse response;
+    bool done = false;
+  };
+  struct Actions {
+    bool read = false;
+    const v1::IngestResponse* write = nullptr;
+    std::optional<grpc::Status> finish;
+  };
+
+  void OnStaged() {
+    Actions actions;
+    {
+      absl::MutexLock lock(&mu_);
+      staging_ = false;
+      actions = NextActionsLocked();
+    }
+    Perform(actions);
+  }
+
+  void OnAck(const std::shared_ptr<PendingAck>& ack, absl::Status status, uint64_t samples) {
+    Actions actions;
+    {
+      absl::MutexLock lock(&mu_);
+      ack->response.set_code(static_cast<int32_t>(status.code()));
+      ack->response.set_message(std::string(status.message()));
+      ack->response.set_samples(samples);
+      ack->done = true;
+      if (status.ok()) {
+        ++applied_;
+        samples_applied_ += samples;
+      } else {
+        if (rejected_ == 0) {
+          first_rejection_ = absl::StrFormat("sequence %d: %s", ack->response.sequence(),
+                                             status.ToString());
+        }
+        ++rejected_;
+      }
+      actions = NextActionsLocked();
+    }
+    Perform(actions);
+  }
+
+  // Decides what to start next; at most one of read / write / finish is set.
+  Actions NextActionsLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    Actions a;
+    if (finished_) return a;
+    while (!writing_ && !pending_.empty() && pending_.front()->done) {
+      std::shared_ptr<PendingAck> ack = std::move(pending_.front());
+      pending_.pop_front();
+      if (write_failed_) continue;
+      response_ = std::move(ack->response);
+      writing_ = true;
+      a.write = &response_;
+    }
+    if (!stopping_ && !reads_done_ && !staging_ && !read_outstanding_) {
+      read_outstanding_ = true;
+      a.read = true;
+    }
+    const bool idle = !staging_ && !writing_ && pending_.empty();
+    if (idle && (reads_done_ || stopping_)) {
+      finished_ = true;
+      a.finish = reads_done_ ? grpc::Status::OK
+                             : grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                                            "histd is shutting down; every message received on "
+                                            "this stream was acknowledged");
+    }
+    return a;
+  }
+
+  // Runs outside the lock. Finish is the last thing done: OnDone may delete `this` after it.
+  void Perform(const Actions& a) {
+    if (a.write != nullptr) StartWrite(a.write);
+    if (a.read) StartRead(&request_);
+    if (a.finish) Finish(*a.finish);
+  }
+
+  IngestService& service_;
+  ServiceContext& ctx_;
+  const uint64_t id_;
+  const std::string peer_;
+  v1::IngestRequest request_;  // owned by gRPC between StartRead and OnReadDone
+
+  absl::Mutex mu_;
+  v1::IngestResponse response_ ABSL_GUARDED_BY(mu_);  // the write in progress
+  std::deque<std::shared_ptr<PendingAck>> pending_ ABSL_GUARDED_BY(mu_);  // request order
+  bool read_outstanding_ ABSL_GUARDED_BY(mu_) = false;
+  bool staging_ ABSL_GUARDED_BY(mu_) = false;  // a message is with the pipeline, not yet staged
+  bool writing_ ABSL_GUARDED_BY(mu_) = false;
+  bool reads_done_ ABSL_GUARDED_BY(mu_) = false;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  bool write_failed_ ABSL_GUARDED_BY(mu_) = false;
+  bool finished_ ABSL_GUARDED_BY(mu_) = false;
+  uint64_t received_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t applied_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t samples_applied_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t rejected_ ABSL_GUARDED_BY(mu_) = 0;
+  std::string first_rejection_ ABSL_GUARDED_BY(mu_);
+};
+
+grpc::ServerBidiReactor<v1::IngestRequest, v1::IngestResponse>* IngestService::Ingest(
+    grpc::CallbackServerContext* context) {
+  IngestStreamReactor* reactor = nullptr;
+  {
+    absl::MutexLock lock(&mu_);
+    if (shutting_down_) {
+      return new RefusedStream(
+          grpc::Status(grpc::StatusCode::UNAVAILABLE, "histd is shutting down"));
+    }
+    const size_t limit = static_cast<size_t>(ctx_.options->limits.max_concurrent_streams);
+    if (streams_.size() >= limit) {
+      LogWarning("ingest stream from %s refused: %d streams open (--max_concurrent_streams=%d)",
+                 context->peer(), streams_.size(), limit);
+      return new RefusedStream(grpc::Status(
+          grpc::StatusCode::RESOURCE_EXHAUSTED,
+          absl::StrFormat("%d ingest streams are open, --max_concurrent_streams=%d; retry later",
+                          streams_.size(), limit)));
+    }
+    const uint64_t id = next_stream_id_++;
+    reactor = new IngestStreamReactor(this, &ctx_, id, context->peer());
+    streams_.insert(reactor);
+    ctx_.active_streams.store(streams_.size());
+    LogInfo("ingest stream %d opened from %s (%d open)", id, context->peer(), streams_.size());
+    // Under the lock, so BeginShutdown cannot finish the stream before its first read is
+    // issued. Nothing runs inline here: gRPC binds the stream only once we return it.
+    reactor->Begin();
+  }
+  return reactor;
+}
+
+void IngestService::BeginShutdown() {
+  std::vector<std::function<void()>> continuations;
+  {
+    absl::MutexLock lock(&mu_);
+    shutting_down_ = true;
+    LogInfo("shutdown: finishing %d ingest streams once their messages are acknowledged",
+            streams_.size());
+    // A reactor stays registered until its OnDone, which takes mu_: none is deleted here.
+    for (IngestStreamReactor* reactor : streams_) {
+      if (std::function<void()> next = reactor->BeginStop()) continuations.push_back(next);
+    }
+  }
+  for (const auto& next : continuations) next();
+}
+
+void IngestService::Unregister(IngestStreamReactor* reactor) {
+  absl::MutexLock lock(&mu_);
+  streams_.erase(reactor);
+  ctx_.active_streams.store(streams_.size());
+}
+
+}  // namespace histd::server

@@ -1,0 +1,48 @@
+// histd.v1.Ingest: one bidirectional stream per producer (a ServerBidiReactor per stream).
+//
+// Per stream: StartRead -> OnReadDone (hand the message to the IngestPipeline) -> the next
+// StartRead only once the pipeline has staged it (backpressure) -> acknowledgements written
+// one at a time, one IngestResponse per request, in request order -> Finish when the client
+// has half-closed and every acknowledgement is written -> OnDone. A bad message gets its own
+// code and message and does not end the stream.
+// Limits: one stream over --max_concurrent_streams is refused with RESOURCE_EXHAUSTED.
+// Shutdown: BeginShutdown refuses new streams (UNAVAILABLE) and finishes each open stream
+// with UNAVAILABLE as soon as every message it received is applied and acknowledged.
+//
+// Thread safety: gRPC and pipeline threads call in concurrently; each reactor guards its
+// state with its own mutex, never held across a gRPC call.
+#pragma once
+
+#include <cstdint>
+#include <set>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "histd/v1/ingest.grpc.pb.h"
+#include "server/service_context.h"
+
+namespace histd::server {
+
+class IngestStreamReactor;
+
+class IngestService final : public v1::Ingest::CallbackService {
+ public:
+  explicit IngestService(ServiceContext* ctx) : ctx_(*ctx) {}
+
+  grpc::ServerBidiReactor<v1::IngestRequest, v1::IngestResponse>* Ingest(
+      grpc::CallbackServerContext* context) override;
+
+  void BeginShutdown();
+
+ private:
+  friend class IngestStreamReactor;
+  void Unregister(IngestStreamReactor* reactor);
+
+  ServiceContext& ctx_;
+  absl::Mutex mu_;
+  std::set<IngestStreamReactor*> streams_ ABSL_GUARDED_BY(mu_);
+  bool shutting_down_ ABSL_GUARDED_BY(mu_) = false;
+  uint64_t next_stream_id_ ABSL_GUARDED_BY(mu_) = 1;
+};
+
+}  // namespace histd::server

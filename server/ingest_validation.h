@@ -1,0 +1,30 @@
+// Validation of one ingest message against its histogram, fused with the copy into a
+// staging buffer (one pass over the payload).
+//
+// Contract: a message is valid when its payload length is a multiple of the element size
+// (4 bytes for bin indices, 8 for x/y pairs), every bin index is < rows * cols, every
+// coordinate is finite, and coordinates go only to a histogram with both axes. Errors are
+// INVALID_ARGUMENT naming the sample position and value (FAILED_PRECONDITION for
+// coordinates on a histogram without axes), and nothing is applied of an invalid message.
+// Thread safety: pure functions.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "kernels/histogram_types.h"
+#include "server/histogram_store.h"
+
+namespace histd::server {
+
+// Checks what does not need the samples: element size and axes.
+absl::Status CheckIngestMessage(const HistogramSpec& spec, SampleKind kind, size_t payload_bytes);
+
+// Checks `count` samples at src; when dst is not null, copies them there in the same pass
+// (dst may hold partial garbage when the result is not OK). Positions in error messages are
+// counted from src.
+absl::Status CopyValidatedSamples(const HistogramSpec& spec, SampleKind kind, const uint8_t* src,
+                                  size_t count, uint8_t* dst);
+
+}  // namespace histd::server

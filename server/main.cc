@@ -1,0 +1,184 @@
+// histd: the histogram daemon. Flags are defined here and nowhere else; they fill
+// histd::server::Options (whose in-class defaults are the flags' defaults).
+//
+// SIGTERM / SIGINT: graceful shutdown (health NOT_SERVING, stop accepting, apply and
+// acknowledge everything received, exit 0). A second signal exits at once with status 1.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <thread>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/time.h"
+#include "server/log.h"
+#include "server/options.h"
+#include "server/server.h"
+
+namespace {
+const histd::server::Options kDefaults;
+}  // namespace
+
+ABSL_FLAG(std::string, address, kDefaults.address,
+          "host:port to listen on (port 0 picks a free port; see --ready_file)");
+ABSL_FLAG(std::string, engine, "auto", "auto (CUDA when a GPU is visible, else CPU), cpu or cuda");
+ABSL_FLAG(int, cpu_threads, kDefaults.engine.cpu_threads,
+          "CPU engine worker threads; 0 = every hardware thread");
+ABSL_FLAG(int, cuda_device, kDefaults.engine.cuda_device, "CUDA device ordinal");
+ABSL_FLAG(uint32_t, max_histograms, kDefaults.limits.max_histograms,
+          "histograms resident at once");
+ABSL_FLAG(uint64_t, max_bins_per_histogram, kDefaults.limits.max_bins_per_histogram,
+          "largest rows * cols of one histogram");
+ABSL_FLAG(int, max_message_bytes, kDefaults.limits.max_message_bytes,
+          "largest gRPC message received or sent, in bytes");
+ABSL_FLAG(int, max_concurrent_streams, kDefaults.limits.max_concurrent_streams,
+          "ingest streams open at once");
+ABSL_FLAG(int, staging_buffers, kDefaults.pipeline.staging_buffers,
+          "staging buffers (pinned host memory on the CUDA engine)");
+ABSL_FLAG(uint64_t, staging_buffer_bytes, kDefaults.pipeline.staging_buffer_bytes,
+          "bytes per staging buffer");
+ABSL_FLAG(absl::Duration, flush_deadline, kDefaults.pipeline.flush_deadline,
+          "longest a staged message waits for its buffer to fill, e.g. 1ms");
+ABSL_FLAG(uint64_t, query_chunk_bytes, kDefaults.query.chunk_bytes,
+          "data bytes per QueryChunk when the request does not say");
+ABSL_FLAG(int, rpc_workers, kDefaults.rpc_workers,
+          "threads running engine calls for unary RPCs and queries");
+ABSL_FLAG(absl::Duration, shutdown_grace, kDefaults.shutdown_grace,
+          "on SIGTERM, how long open RPCs get before they are cancelled");
+ABSL_FLAG(std::string, ready_file, "",
+          "once listening, write the bound host:port to this file (for scripts and tests)");
+ABSL_FLAG(std::string, log_level, "info", "info, warning, error or off");
+
+namespace {
+
+int g_signal_pipe[2] = {-1, -1};
+std::atomic<int> g_signals{0};
+
+extern "C" void OnSignal(int /*signo*/) {
+  if (g_signals.fetch_add(1) > 0) _exit(1);  // second signal: give up on graceful
+  const char byte = 1;
+  ssize_t ignored = write(g_signal_pipe[1], &byte, 1);
+  (void)ignored;
+}
+
+bool ParseEngineKind(const std::string& s, histd::EngineKind* kind) {
+  if (s == "auto") *kind = histd::EngineKind::kAuto;
+  else if (s == "cpu") *kind = histd::EngineKind::kCpu;
+  else if (s == "cuda") *kind = histd::EngineKind::kCuda;
+  else return false;
+  return true;
+}
+
+bool ParseLogLevel(const std::string& s, histd::server::LogLevel* level) {
+  using histd::server::LogLevel;
+  if (s == "info") *level = LogLevel::kInfo;
+  else if (s == "warning") *level = LogLevel::kWarning;
+  else if (s == "error") *level = LogLevel::kError;
+  else if (s == "off") *level = LogLevel::kOff;
+  else return false;
+  return true;
+}
+
+bool WriteReadyFile(const std::string& path, const std::string& address) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << address << "\n";
+    if (!out.good()) return false;
+  }
+  return std::rename(tmp.c_str(), path.c_str()) == 0;  // readers never see half a file
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "histd: a histogram daemon. Producers stream samples over gRPC (histd.v1); anyone can "
+      "query.\nUsage: histd [--address=127.0.0.1:7440] [--engine=auto|cpu|cuda] [flags]");
+  absl::ParseCommandLine(argc, argv);
+
+  histd::server::LogLevel level;
+  if (!ParseLogLevel(absl::GetFlag(FLAGS_log_level), &level)) {
+    std::fprintf(stderr, "histd: --log_level must be info, warning, error or off\n");
+    return 2;
+  }
+  histd::server::SetLogLevel(level);
+
+  histd::server::Options options;
+  options.address = absl::GetFlag(FLAGS_address);
+  if (!ParseEngineKind(absl::GetFlag(FLAGS_engine), &options.engine.kind)) {
+    std::fprintf(stderr, "histd: --engine must be auto, cpu or cuda\n");
+    return 2;
+  }
+  options.engine.cpu_threads = absl::GetFlag(FLAGS_cpu_threads);
+  options.engine.cuda_device = absl::GetFlag(FLAGS_cuda_device);
+  options.limits.max_histograms = absl::GetFlag(FLAGS_max_histograms);
+  options.limits.max_bins_per_histogram = absl::GetFlag(FLAGS_max_bins_per_histogram);
+  options.limits.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
+  options.limits.max_concurrent_streams = absl::GetFlag(FLAGS_max_concurrent_streams);
+  options.pipeline.staging_buffers = absl::GetFlag(FLAGS_staging_buffers);
+  options.pipeline.staging_buffer_bytes = absl::GetFlag(FLAGS_staging_buffer_bytes);
+  options.pipeline.flush_deadline = absl::GetFlag(FLAGS_flush_deadline);
+  options.query.chunk_bytes = absl::GetFlag(FLAGS_query_chunk_bytes);
+  options.rpc_workers = absl::GetFlag(FLAGS_rpc_workers);
+  options.shutdown_grace = absl::GetFlag(FLAGS_shutdown_grace);
+
+  histd::server::LogInfo(
+      "histd starting: address=%s engine=%s cpu_threads=%d cuda_device=%d max_histograms=%d "
+      "max_bins_per_histogram=%d max_message_bytes=%d max_concurrent_streams=%d "
+      "staging_buffers=%d staging_buffer_bytes=%d flush_deadline=%s query_chunk_bytes=%d "
+      "rpc_workers=%d shutdown_grace=%s",
+      options.address, absl::GetFlag(FLAGS_engine), options.engine.cpu_threads,
+      options.engine.cuda_device, options.limits.max_histograms,
+      options.limits.max_bins_per_histogram, options.limits.max_message_bytes,
+      options.limits.max_concurrent_streams, options.pipeline.staging_buffers,
+      options.pipeline.staging_buffer_bytes, absl::FormatDuration(options.pipeline.flush_deadline),
+      options.query.chunk_bytes, options.rpc_workers, absl::FormatDuration(options.shutdown_grace));
+
+  // The handler only writes a byte to this pipe; a thread does the shutdown work.
+  if (pipe(g_signal_pipe) != 0) {
+    std::perror("histd: pipe");
+    return 1;
+  }
+  fcntl(g_signal_pipe[1], F_SETFL, O_NONBLOCK);
+  struct sigaction action = {};
+  action.sa_handler = OnSignal;
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGTERM, &action, nullptr);
+  sigaction(SIGINT, &action, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  absl::StatusOr<std::unique_ptr<histd::server::HistdServer>> server =
+      histd::server::HistdServer::Start(options);
+  if (!server.ok()) {
+    histd::server::LogError("histd failed to start: %s", server.status().ToString());
+    return 1;
+  }
+  const std::string ready_file = absl::GetFlag(FLAGS_ready_file);
+  if (!ready_file.empty() && !WriteReadyFile(ready_file, (*server)->address())) {
+    histd::server::LogError("cannot write --ready_file=%s", ready_file);
+    (*server)->Shutdown(absl::ZeroDuration());
+    return 1;
+  }
+
+  std::thread signal_watcher([&server, grace = options.shutdown_grace] {
+    char byte;
+    while (read(g_signal_pipe[0], &byte, 1) < 0) {
+    }
+    histd::server::LogInfo("signal received: shutting down gracefully (a second signal exits "
+                           "at once)");
+    (*server)->Shutdown(grace);
+  });
+  (*server)->Wait();
+  signal_watcher.join();
+  server->reset();
+  histd::server::LogInfo("histd exited cleanly");
+  return 0;
+}

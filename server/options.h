@@ -1,0 +1,58 @@
+// Configuration of one histd daemon: everything the server needs, with working defaults.
+//
+// Flags live only in server/main.cc, which fills this struct; tests and embedders build one
+// directly. Sub-structs group what belongs together (Triton's grpc_server.h style). Every
+// field has an in-class default, so `Options{}` is a valid loopback configuration.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "absl/time/time.h"
+#include "kernels/engine_factory.h"
+
+namespace histd::server {
+
+struct Options {
+  // host:port to listen on; port 0 picks a free port (HistdServer::address() tells which).
+  // Loopback by default: exposing the daemon is an explicit decision.
+  std::string address = "127.0.0.1:7440";
+
+  // Which engine holds the histograms (auto: CUDA when a GPU is visible, else CPU).
+  EngineOptions engine;
+
+  struct Limits {
+    // Histograms resident at once; one more is RESOURCE_EXHAUSTED.
+    uint32_t max_histograms = 1024;
+    // rows * cols of one histogram; more is RESOURCE_EXHAUSTED.
+    uint64_t max_bins_per_histogram = uint64_t{1} << 28;
+    // Largest gRPC message received or sent, in bytes.
+    int max_message_bytes = 64 << 20;
+    // Ingest streams open at once; one more is refused with RESOURCE_EXHAUSTED.
+    int max_concurrent_streams = 64;
+  } limits;
+
+  struct Pipeline {
+    // Staging buffers (pinned on the CUDA engine); memory held by ingest is bounded by
+    // staging_buffers * staging_buffer_bytes plus one message per open stream.
+    int staging_buffers = 4;
+    size_t staging_buffer_bytes = size_t{16} << 20;
+    // A partly filled staging buffer is applied at the latest this long after its first message.
+    absl::Duration flush_deadline = absl::Milliseconds(1);
+  } pipeline;
+
+  struct Query {
+    // Data bytes per QueryChunk when the request leaves max_chunk_bytes at 0.
+    size_t chunk_bytes = size_t{1} << 20;
+  } query;
+
+  // Threads that run engine calls for unary RPCs and query reads, so that no gRPC callback
+  // thread ever blocks on the engine.
+  int rpc_workers = 4;
+
+  // SIGTERM: how long open RPCs get to finish before they are cancelled.
+  absl::Duration shutdown_grace = absl::Seconds(10);
+};
+
+}  // namespace histd::server

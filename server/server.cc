@@ -1,0 +1,155 @@
+#include "server/server.h"
+
+#include <chrono>
+#include <utility>
+
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/health_check_service_interface.h>
+#include <grpcpp/security/server_credentials.h>
+#include <grpcpp/server.h>
+#include <grpcpp/server_builder.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "kernels/engine.h"
+#include "kernels/engine_factory.h"
+#include "server/compute_service.h"
+#include "server/histogram_store.h"
+#include "server/histograms_service.h"
+#include "server/ingest_pipeline.h"
+#include "server/ingest_service.h"
+#include "server/log.h"
+#include "server/query_service.h"
+#include "server/service_context.h"
+#include "server/worker_pool.h"
+
+namespace histd::server {
+namespace {
+
+absl::Status CheckOptions(const Options& o) {
+  if (o.limits.max_message_bytes < 4096) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("max_message_bytes must be >= 4096, got %d", o.limits.max_message_bytes));
+  }
+  if (o.limits.max_concurrent_streams < 1) {
+    return absl::InvalidArgumentError("max_concurrent_streams must be >= 1");
+  }
+  if (o.limits.max_bins_per_histogram < 1) {
+    return absl::InvalidArgumentError("max_bins_per_histogram must be >= 1");
+  }
+  if (o.pipeline.flush_deadline < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("flush_deadline must be >= 0");
+  }
+  if (o.query.chunk_bytes < 1) return absl::InvalidArgumentError("query chunk_bytes must be >= 1");
+  if (o.rpc_workers < 1) return absl::InvalidArgumentError("rpc_workers must be >= 1");
+  return absl::OkStatus();
+}
+
+// "host:0" bound to port 12345 -> "host:12345".
+std::string BoundAddress(const std::string& requested, int port) {
+  const size_t colon = requested.rfind(':');
+  if (colon == std::string::npos) return requested;
+  return absl::StrCat(requested.substr(0, colon), ":", port);
+}
+
+}  // namespace
+
+HistdServer::HistdServer(Options options) : options_(std::move(options)) {}
+
+std::string HistdServer::engine_name() const { return engine_->name(); }
+
+absl::StatusOr<std::unique_ptr<HistdServer>> HistdServer::Start(Options options) {
+  if (absl::Status s = CheckOptions(options); !s.ok()) return s;
+  std::unique_ptr<HistdServer> server(new HistdServer(std::move(options)));
+  const Options& o = server->options_;
+
+  absl::StatusOr<std::unique_ptr<Engine>> engine = MakeEngine(o.engine);
+  if (!engine.ok()) return engine.status();
+  server->engine_ = *std::move(engine);
+  LogInfo("engine: %s (histograms on %s)", server->engine_->name(), server->engine_->device());
+
+  server->store_ = std::make_unique<HistogramStore>(*server->engine_, o.limits.max_histograms,
+                                                    o.limits.max_bins_per_histogram);
+  absl::StatusOr<std::unique_ptr<IngestPipeline>> pipeline =
+      IngestPipeline::Create(*server->engine_, o.pipeline);
+  if (!pipeline.ok()) return pipeline.status();
+  server->pipeline_ = *std::move(pipeline);
+  server->workers_ = std::make_unique<WorkerPool>(o.rpc_workers);
+
+  server->ctx_ = std::make_unique<ServiceContext>();
+  ServiceContext& ctx = *server->ctx_;
+  ctx.options = &server->options_;
+  ctx.engine = server->engine_.get();
+  ctx.store = server->store_.get();
+  ctx.pipeline = server->pipeline_.get();
+  ctx.workers = server->workers_.get();
+  ctx.started = absl::Now();
+  server->histograms_service_ = std::make_unique<HistogramsService>(&ctx);
+  server->ingest_service_ = std::make_unique<IngestService>(&ctx);
+  server->query_service_ = std::make_unique<QueryService>(&ctx);
+  server->compute_service_ = std::make_unique<ComputeService>(&ctx);
+
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort(o.address, grpc::InsecureServerCredentials(), &port);
+  builder.SetMaxReceiveMessageSize(o.limits.max_message_bytes);
+  builder.SetMaxSendMessageSize(o.limits.max_message_bytes);
+  builder.RegisterService(server->histograms_service_.get());
+  builder.RegisterService(server->ingest_service_.get());
+  builder.RegisterService(server->query_service_.get());
+  builder.RegisterService(server->compute_service_.get());
+  server->server_ = builder.BuildAndStart();
+  if (server->server_ == nullptr || port == 0) {
+    server->server_.reset();
+    server->pipeline_->Shutdown();
+    return absl::UnavailableError(absl::StrFormat(
+        "cannot listen on '%s' (address in use, or not a host:port this machine has)", o.address));
+  }
+  server->address_ = BoundAddress(o.address, port);
+  if (grpc::HealthCheckServiceInterface* health = server->server_->GetHealthCheckService()) {
+    health->SetServingStatus(true);
+  }
+  LogInfo("listening on %s (health and reflection enabled)", server->address_);
+  return server;
+}
+
+HistdServer::~HistdServer() {
+  if (server_ != nullptr) Shutdown(absl::ZeroDuration());
+}
+
+void HistdServer::Shutdown(absl::Duration grace) {
+  bool first = false;
+  {
+    absl::MutexLock lock(&shutdown_mu_);
+    first = !shutdown_started_;
+    shutdown_started_ = true;
+  }
+  if (!first) {
+    shutdown_done_.WaitForNotification();
+    return;
+  }
+  const absl::Time begin = absl::Now();
+  LogInfo("shutdown: begin (grace %s)", absl::FormatDuration(grace));
+  if (grpc::HealthCheckServiceInterface* health = server_->GetHealthCheckService()) {
+    health->SetServingStatus(false);
+  }
+  LogInfo("shutdown: health NOT_SERVING");
+  ingest_service_->BeginShutdown();
+  // Stops accepting; waits for open RPCs until the deadline, then cancels them.
+  server_->Shutdown(absl::ToChronoTime(absl::Now() + grace));
+  LogInfo("shutdown: every RPC finished");
+  workers_->Shutdown();
+  pipeline_->Shutdown();  // applies and acknowledges everything staged
+  const IngestStats stats = pipeline_->stats();
+  LogInfo("shutdown: ingest drained: %d batches, %d messages, %d samples applied since start",
+          stats.batches, stats.messages, stats.samples);
+  LogInfo("shutdown: done in %s", absl::FormatDuration(absl::Now() - begin));
+  shutdown_done_.Notify();
+}
+
+void HistdServer::Wait() { shutdown_done_.WaitForNotification(); }
+
+}  // namespace histd::server

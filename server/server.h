@@ -1,0 +1,82 @@
+// HistdServer: one running daemon (engine, histogram store, ingest pipeline, gRPC services).
+//
+//   HistdServer::Start(options)  builds the engine, the staging buffers and the gRPC server,
+//                                binds options.address (port 0: a free port), serves health
+//                                (grpc.health.v1, SERVING) and reflection.
+//   address()                    the bound host:port.
+//   Shutdown(grace)              health NOT_SERVING; ingest streams refuse new work and
+//                                finish once every received message is applied and
+//                                acknowledged; the gRPC server stops accepting and gives open
+//                                RPCs `grace` before cancelling them; the pipeline applies
+//                                everything still staged; then the engine goes.
+//   Wait()                       blocks until a Shutdown has completed.
+// Thread safety: Shutdown and Wait may be called from any thread, Shutdown more than once
+// (later calls wait for the first). The destructor shuts down with zero grace if needed.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/synchronization/notification.h"
+#include "absl/time/time.h"
+#include "server/options.h"
+
+namespace grpc {
+class Server;
+}
+
+namespace histd {
+class Engine;
+}
+
+namespace histd::server {
+
+class HistogramStore;
+class IngestPipeline;
+class WorkerPool;
+struct ServiceContext;
+class HistogramsService;
+class IngestService;
+class QueryService;
+class ComputeService;
+
+class HistdServer {
+ public:
+  static absl::StatusOr<std::unique_ptr<HistdServer>> Start(Options options);
+  ~HistdServer();
+  HistdServer(const HistdServer&) = delete;
+  HistdServer& operator=(const HistdServer&) = delete;
+
+  const std::string& address() const { return address_; }
+  const Options& options() const { return options_; }
+  std::string engine_name() const;
+
+  void Shutdown(absl::Duration grace);
+  void Wait();
+
+ private:
+  explicit HistdServer(Options options);
+
+  const Options options_;
+  // Destroyed bottom-up: the gRPC server first, the engine last.
+  std::unique_ptr<Engine> engine_;
+  std::unique_ptr<HistogramStore> store_;
+  std::unique_ptr<IngestPipeline> pipeline_;
+  std::unique_ptr<WorkerPool> workers_;
+  std::unique_ptr<ServiceContext> ctx_;
+  std::unique_ptr<HistogramsService> histograms_service_;
+  std::unique_ptr<IngestService> ingest_service_;
+  std::unique_ptr<QueryService> query_service_;
+  std::unique_ptr<ComputeService> compute_service_;
+  std::unique_ptr<grpc::Server> server_;
+  std::string address_;
+
+  absl::Mutex shutdown_mu_;
+  bool shutdown_started_ ABSL_GUARDED_BY(shutdown_mu_) = false;
+  absl::Notification shutdown_done_;
+};
+
+}  // namespace histd::server

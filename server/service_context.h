@@ -1,0 +1,28 @@
+// What every gRPC service adapter needs, owned by HistdServer and outliving the services.
+// Thread safety: the pointees are thread-safe; the struct is read-only after construction.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+
+#include "absl/time/time.h"
+#include "kernels/engine.h"
+#include "server/histogram_store.h"
+#include "server/ingest_pipeline.h"
+#include "server/options.h"
+#include "server/worker_pool.h"
+
+namespace histd::server {
+
+struct ServiceContext {
+  const Options* options = nullptr;
+  Engine* engine = nullptr;
+  HistogramStore* store = nullptr;
+  IngestPipeline* pipeline = nullptr;
+  WorkerPool* workers = nullptr;  // engine calls for unary RPCs and queries run here
+  absl::Time started;
+  std::atomic<uint64_t> active_streams{0};  // ingest streams open now
+};
+
+}  // namespace histd::server

@@ -5,6 +5,8 @@
 #include <thread>
 
 #include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "kernels/cpu/cpu_compute.h"
 #include "kernels/cpu/cpu_histogram.h"
 #include "kernels/cpu/cpu_ingest.h"
@@ -134,19 +136,45 @@ absl::StatusOr<std::unique_ptr<StagingBuffer>> CpuEngine::CreateStagingBuffer(si
   return CpuStagingBuffer::Create(bytes);
 }
 
+EngineStats CpuEngine::stats() const {
+  absl::MutexLock lock(&stats_mu_);
+  return stats_;
+}
+
 void CpuEngine::Apply(const StagingBuffer& staging, std::vector<IngestItem> items,
                       ApplyDone done) {
+  {
+    absl::MutexLock lock(&stats_mu_);
+    ++stats_.in_flight;
+  }
   std::vector<const CpuHistogram*> histograms;
   if (absl::Status s = CheckIngestItems(staging, items, &histograms); !s.ok()) {
+    {
+      absl::MutexLock lock(&stats_mu_);
+      --stats_.in_flight;
+    }
     done(s, std::vector<IngestItemResult>(items.size()));  // nothing applied
     return;
   }
+  const absl::Time start = absl::Now();
   std::vector<IngestItemResult> results;
   uint64_t out_of_range = 0;
   {
     HistogramLocks locks(histograms, Mode::kShared);
     results = CpuIngest(staging.data(), items, histograms, pool_, &out_of_range);
   }  // unlocked before done: a read issued from done (or after it) sees every sample
+  const double seconds = absl::ToDoubleSeconds(absl::Now() - start);
+  {
+    absl::MutexLock lock(&stats_mu_);
+    --stats_.in_flight;
+    ++stats_.batches;
+    stats_.items += items.size();
+    for (const IngestItem& item : items) {
+      stats_.samples += item.count;
+      stats_.bytes += item.count * SampleBytes(item.kind);
+    }
+    stats_.kernel_seconds += seconds;
+  }
   absl::Status status;
   if (out_of_range != 0) {
     status = absl::InternalError(absl::StrFormat(

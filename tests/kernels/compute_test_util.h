@@ -1,0 +1,45 @@
+// Helpers for the compute-op tests: reading HostArray elements generically and the float
+// tolerances used against tests/kernels/reference.h. Header-only, for tests/cuda too.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <tuple>
+
+#include "kernels/array.h"
+
+namespace histd::testing {
+
+// Element i of an integer array as its wrapped uint64 bits (signed types sign-extend).
+inline uint64_t BitsAt(const HostArray& a, uint64_t i) {
+  switch (a.dtype) {
+    case DType::kU8: return a.data<uint8_t>()[i];
+    case DType::kI32: return static_cast<uint64_t>(int64_t{a.data<int32_t>()[i]});
+    case DType::kI64: return static_cast<uint64_t>(a.data<int64_t>()[i]);
+    case DType::kU32: return a.data<uint32_t>()[i];
+    case DType::kU64: return a.data<uint64_t>()[i];
+    default: return 0;
+  }
+}
+
+// Element i of a float array, widened.
+inline long double FloatAt(const HostArray& a, uint64_t i) {
+  return a.dtype == DType::kF32 ? static_cast<long double>(a.data<float>()[i])
+                                : static_cast<long double>(a.data<double>()[i]);
+}
+
+// Allowed error of a float sum: the final rounding to the result type plus an
+// accumulation error bound proportional to the sum of magnitudes (double accumulators).
+inline long double SumTolerance(DType dtype, long double value, long double abs_sum) {
+  if (dtype == DType::kF32) return 1.2e-7L * std::fabs(value) + 1e-12L * abs_sum + 1e-30L;
+  return 1e-11L * abs_sum + 1e-300L;
+}
+
+// Same value and, for zeros, same sign; NaN equals NaN.
+inline bool SameFloat(long double a, long double b) {
+  if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
+  return a == b && std::signbit(a) == std::signbit(b);
+}
+
+}  // namespace histd::testing

@@ -1,0 +1,332 @@
+// Benchmark of the 2D capped histogram kernels (issue 3): one table per workload, Roulo
+// style. Every variant, the naive global 32-bit atomics kernel and CUB's
+// DeviceHistogram::HistogramEven run in this process on the same device buffers.
+//
+//   roulo     256 x 8192 bins, 2^20 samples per histogram, gaussian eye (8 x 64 bins) at the
+//             centre + 10% uniform speckle, cap 255, 64 histograms per measurement
+//   offcentre the same cluster with its eye at row 40, col 1500 (what a centred window misses)
+//   uniform   every bin equally likely
+//   single    every sample on bin (37, 5001)
+//   service   1024 batches of 2^16 clustered samples, each for one of 1000 resident
+//             histograms, in one launch
+// Floor: the device copy bandwidth measured here (read + write), over 4 MiB read + 2 MiB
+// written per histogram (service: 4 bytes read per sample). Bins are reset (untimed)
+// before every repetition; the median of the repetitions is reported.
+// "matches ref" compares the result of the last repetition with a CPU reference loop on
+// the first histograms (service: on every batch of the first 8 histograms).
+#include <cub/device/device_histogram.cuh>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "bench/bench_util.cuh"
+#include "bench/histogram_workloads.cuh"
+#include "kernels/cuda/histogram/histogram_accumulate.h"
+#include "kernels/cuda/histogram/roulo_variants.h"
+
+namespace hb = histd::bench;
+namespace hc = histd::cuda;
+namespace wl = histd::workload;
+
+namespace {
+
+constexpr uint32_t kRows = 256, kCols = 8192, kBins = kRows * kCols;
+constexpr uint32_t kPerHist = 1u << 20;
+constexpr int kHists = 64;
+constexpr int kServiceHists = 1000, kServiceBatches = 1024;
+constexpr uint32_t kBatch = 1u << 16;
+
+#define CHECK_STATUS(expr)                                                      \
+  do {                                                                          \
+    const absl::Status s_ = (expr);                                             \
+    if (!s_.ok()) {                                                             \
+      std::fprintf(stderr, "%s: %s\n", #expr, std::string(s_.message()).c_str()); \
+      std::exit(3);                                                             \
+    }                                                                           \
+  } while (0)
+
+struct Item {  // host copy of one batch: histogram, offset, count
+  uint32_t hist;
+  uint64_t offset, count;
+  wl::ClusterSpec spec;
+  uint64_t seed;
+  int kind;  // 0 cluster, 1 uniform, 2 single bin
+};
+
+__global__ void GenerateKernel(uint32_t* samples, const Item* items, int n_items) {
+  const Item& it = items[blockIdx.y];
+  for (uint64_t i = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x; i < it.count; i += uint64_t(gridDim.x) * blockDim.x) {
+    uint32_t v = it.kind == 0 ? wl::ClusterSample(it.seed, i, kRows, kCols, it.spec)
+               : it.kind == 1 ? wl::UniformSample(it.seed, i, kBins)
+                              : 37u * kCols + 5001u;
+    samples[it.offset + i] = v;
+  }
+}
+
+// Naive: one global 32-bit atomicAdd per sample, uncapped, into 32-bit bins.
+__global__ void NaiveAtomicsKernel(const uint32_t* samples, const Item* items, uint32_t* bins32) {
+  const Item& it = items[blockIdx.y];
+  uint32_t* h = bins32 + uint64_t(it.hist) * kBins;
+  const uint32_t* s = samples + it.offset;
+  for (uint64_t i = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x; i < it.count; i += uint64_t(gridDim.x) * blockDim.x)
+    atomicAdd(&h[s[i]], 1u);
+}
+
+// Median ms of fn over reps, with `reset` (untimed) before each.
+double TimeWithReset(const std::function<void()>& reset, const std::function<void()>& fn, int reps) {
+  cudaEvent_t a, b;
+  BENCH_CUDA(cudaEventCreate(&a));
+  BENCH_CUDA(cudaEventCreate(&b));
+  reset();
+  fn();  // warm-up
+  std::vector<float> ms;
+  for (int r = 0; r < reps; ++r) {
+    reset();
+    BENCH_CUDA(cudaEventRecord(a));
+    fn();
+    BENCH_CUDA(cudaEventRecord(b));
+    BENCH_CUDA(cudaEventSynchronize(b));
+    BENCH_CUDA(cudaGetLastError());
+    float t;
+    BENCH_CUDA(cudaEventElapsedTime(&t, a, b));
+    ms.push_back(t);
+  }
+  BENCH_CUDA(cudaEventDestroy(a));
+  BENCH_CUDA(cudaEventDestroy(b));
+  std::sort(ms.begin(), ms.end());
+  return ms[ms.size() / 2];
+}
+
+struct Setup {
+  std::string name;
+  std::vector<Item> items;
+  int hists;                 // histograms the bins buffer holds
+  uint64_t total = 0;
+  uint32_t* d_samples = nullptr;
+  Item* d_items = nullptr;
+  uint8_t* d_bins = nullptr;
+  bool service = false;
+};
+
+void Generate(Setup& s) {
+  s.total = 0;
+  uint64_t max_count = 0;
+  for (auto& it : s.items) {
+    it.offset = s.total;
+    s.total += it.count;
+    max_count = std::max(max_count, it.count);
+  }
+  BENCH_CUDA(cudaMalloc(&s.d_samples, s.total * 4));
+  BENCH_CUDA(cudaMalloc(&s.d_items, s.items.size() * sizeof(Item)));
+  BENCH_CUDA(cudaMemcpy(s.d_items, s.items.data(), s.items.size() * sizeof(Item), cudaMemcpyHostToDevice));
+  BENCH_CUDA(cudaMalloc(&s.d_bins, uint64_t(s.hists) * kBins));
+  GenerateKernel<<<dim3(unsigned((max_count + 255) / 256 < 4096 ? (max_count + 255) / 256 : 4096), unsigned(s.items.size())), 256>>>(
+      s.d_samples, s.d_items, int(s.items.size()));
+  BENCH_CUDA(cudaDeviceSynchronize());
+}
+
+void Release(Setup& s) {
+  BENCH_CUDA(cudaFree(s.d_samples));
+  BENCH_CUDA(cudaFree(s.d_items));
+  BENCH_CUDA(cudaFree(s.d_bins));
+}
+
+// CPU reference on the histograms < check_hists; compares with the device bins.
+bool MatchesReference(const Setup& s, int check_hists) {
+  std::vector<uint8_t> want(uint64_t(check_hists) * kBins, 0), got(want.size());
+  BENCH_CUDA(cudaMemcpy(got.data(), s.d_bins, got.size(), cudaMemcpyDeviceToHost));
+  std::vector<uint32_t> buf;
+  for (const Item& it : s.items) {
+    if (int(it.hist) >= check_hists) continue;
+    buf.resize(it.count);
+    BENCH_CUDA(cudaMemcpy(buf.data(), s.d_samples + it.offset, it.count * 4, cudaMemcpyDeviceToHost));
+    uint8_t* h = want.data() + uint64_t(it.hist) * kBins;
+    for (uint32_t v : buf)
+      if (h[v] < 255) ++h[v];
+  }
+  return want == got;
+}
+
+struct Row {
+  std::string variant;
+  double ms;
+  std::string exact;
+  std::string matches;
+};
+
+void PrintTable(const Setup& s, const std::vector<Row>& rows, double naive_ms, double cub_ms_per_item,
+                double copy_gbs) {
+  const bool svc = s.service;
+  const double units = svc ? 1.0 : s.hists;  // per histogram, or per launch
+  const double floor_us = svc ? s.total * 4.0 / (copy_gbs * 1e3) : (6.0 * 1024 * 1024) / (copy_gbs * 1e3);
+  hb::Table t({"variant", svc ? "us per launch" : "us per histogram", svc ? "G samples/s" : "samples/s",
+               "input GB/s", "ratio to floor", "speed-up vs naive atomics", "speed-up vs CUB HistogramEven",
+               "exact (design)", "matches CPU ref here"});
+  const double cub_ms = cub_ms_per_item * s.items.size();
+  for (const Row& r : rows) {
+    const double us = r.ms * 1e3 / units;
+    const double sps = s.total / (r.ms * 1e-3);
+    t.Add({r.variant, hb::Fmt("%.2f", us), svc ? hb::Fmt("%.1f", sps / 1e9) : hb::Fmt("%.3g", sps),
+           hb::Fmt("%.0f", s.total * 4.0 / (r.ms * 1e6)), hb::Fmt("%.2f", us / floor_us),
+           hb::Fmt("%.2fx", naive_ms / r.ms), hb::Fmt("%.1fx", cub_ms / r.ms), r.exact, r.matches});
+  }
+  t.Print(s.name + hb::Fmt(" (floor %.2f us", floor_us) + (svc ? " per launch)" : " per histogram)"));
+}
+
+void RunWorkload(Setup& s, double copy_gbs) {
+  Generate(s);
+  const uint64_t bins_bytes = uint64_t(s.hists) * kBins;
+  auto reset = [&] { BENCH_CUDA(cudaMemsetAsync(s.d_bins, 0, bins_bytes)); };
+  const int check = s.service ? 8 : 2;
+  const int reps = 9;
+  std::vector<Row> rows;
+
+  // Naive global 32-bit atomics (uncapped; the reference point of issue 3).
+  uint32_t* bins32 = nullptr;
+  BENCH_CUDA(cudaMalloc(&bins32, bins_bytes * 4));
+  uint64_t max_count = 0;
+  for (auto& it : s.items) max_count = std::max(max_count, it.count);
+  const unsigned gx = unsigned(std::min<uint64_t>((max_count + 1023) / 1024, 1024));
+  const double naive_ms = TimeWithReset([&] { BENCH_CUDA(cudaMemsetAsync(bins32, 0, bins_bytes * 4)); },
+      [&] { NaiveAtomicsKernel<<<dim3(gx, unsigned(s.items.size())), 1024>>>(s.d_samples, s.d_items, bins32); }, reps);
+  BENCH_CUDA(cudaFree(bins32));
+  rows.push_back({"naive global 32-bit atomics (uncapped, 4-byte bins)", naive_ms, "no cap", "-"});
+
+  // CUB HistogramEven, one call per batch, on the first 2 batches (it is ~1000x slower).
+  int* counters = nullptr;
+  BENCH_CUDA(cudaMalloc(&counters, uint64_t(kBins) * 4));
+  size_t temp_bytes = 0;
+  BENCH_CUDA(cub::DeviceHistogram::HistogramEven(nullptr, temp_bytes, (const int*)s.d_samples, counters,
+                                                 int(kBins) + 1, 0, int(kBins), int(s.items[0].count)));
+  void* temp = nullptr;
+  BENCH_CUDA(cudaMalloc(&temp, temp_bytes));
+  const int cub_items = 2;
+  const double cub_ms = TimeWithReset([] {}, [&] {
+    for (int i = 0; i < cub_items; ++i)
+      BENCH_CUDA(cub::DeviceHistogram::HistogramEven(temp, temp_bytes, (const int*)(s.d_samples + s.items[i].offset),
+                                                     counters, int(kBins) + 1, 0, int(kBins), int(s.items[i].count)));
+  }, 3);
+  BENCH_CUDA(cudaFree(temp));
+  BENCH_CUDA(cudaFree(counters));
+  const double cub_ms_per_item = cub_ms / cub_items;
+  rows.push_back({"CUB HistogramEven (int counters, per histogram; timed on 2)", cub_ms_per_item * s.items.size(),
+                  "no cap", "-"});
+
+  // Roulo's variants (one batch per histogram only).
+  if (!s.service) {
+    for (int v = 0; v < hc::kRouloVariantCount; ++v) {
+      hc::RouloBatchArgs a;
+      a.samples = s.d_samples;
+      a.bins = s.d_bins;
+      a.histograms = s.hists;
+      a.samples_per_histogram = kPerHist;
+      a.rows = kRows;
+      a.cols = kCols;
+      a.cap = 255;
+      a.hint_row = kRows / 2;
+      a.hint_window_cols = 1536;
+      const auto rv = static_cast<hc::RouloVariant>(v);
+      const double ms = TimeWithReset(reset, [&] { CHECK_STATUS(hc::RunRouloVariant(rv, a, nullptr)); }, reps);
+      rows.push_back({hc::RouloVariantDescription(rv), ms, "no (soft cap)", MatchesReference(s, check) ? "yes" : "NO"});
+    }
+  }
+
+  // The production kernel and its measured alternatives.
+  std::vector<hc::HistogramWork> work;
+  for (const Item& it : s.items)
+    work.push_back({s.d_bins + uint64_t(it.hist) * kBins, kRows, kCols, 255, 0, it.offset, it.count, 0, 0, 0, 0});
+  hc::HistogramWork* d_work;
+  hc::HistogramOutflow* d_out;
+  BENCH_CUDA(cudaMalloc(&d_work, work.size() * sizeof(work[0])));
+  BENCH_CUDA(cudaMalloc(&d_out, work.size() * sizeof(hc::HistogramOutflow)));
+  BENCH_CUDA(cudaMemcpy(d_work, work.data(), work.size() * sizeof(work[0]), cudaMemcpyHostToDevice));
+  BENCH_CUDA(cudaMemset(d_out, 0, work.size() * sizeof(hc::HistogramOutflow)));
+  struct Prod { const char* name; hc::HistogramAccumulateOptions o; };
+  std::vector<Prod> prods;
+  prods.push_back({"production (default: hot window, config 0)", {}});
+  for (int c = 1; c < 3; ++c) {
+    hc::HistogramAccumulateOptions o;
+    o.strategy = hc::HistogramStrategy::kHotWindow;
+    o.config = c;
+    prods.push_back({c == 1 ? "exact hot window, config 1 (1024 thr, 96K-bin window)" : "exact hot window, config 2 (2^15-sample tiles)", o});
+  }
+  hc::HistogramAccumulateOptions g;
+  g.strategy = hc::HistogramStrategy::kGlobalOnly;
+  prods.push_back({"exact global CAS only (no window)", g});
+  for (const Prod& p : prods) {
+    hc::HistogramAccumulateArgs args;
+    args.work = d_work;
+    args.work_count = int(work.size());
+    args.samples = s.d_samples;
+    args.outflow = d_out;
+    args.total_samples = s.total;
+    args.options = p.o;
+    hc::HistogramAccumulate op;
+    CHECK_STATUS(op.can_implement(args));
+    void* ws;
+    BENCH_CUDA(cudaMalloc(&ws, std::max<size_t>(256, op.get_workspace_size(args))));
+    const double ms = TimeWithReset(reset, [&] { CHECK_STATUS(op.run(args, ws, nullptr)); }, reps);
+    BENCH_CUDA(cudaFree(ws));
+    rows.push_back({p.name, ms, "yes", MatchesReference(s, check) ? "yes" : "NO"});
+  }
+  BENCH_CUDA(cudaFree(d_work));
+  BENCH_CUDA(cudaFree(d_out));
+  PrintTable(s, rows, naive_ms, cub_ms_per_item, copy_gbs);
+  Release(s);
+}
+
+Setup PerHistogramSetup(const std::string& name, int kind, wl::ClusterSpec spec) {
+  Setup s;
+  s.name = name;
+  s.hists = kHists;
+  for (int h = 0; h < kHists; ++h) s.items.push_back({uint32_t(h), 0, kPerHist, spec, 1000u + h, kind});
+  return s;
+}
+
+}  // namespace
+
+int main() {
+  BENCH_CUDA(cudaFree(nullptr));
+  const double copy_gbs = hb::CopyBandwidthGBs();
+  std::printf("# Histogram kernels (issue 3)\n\n%s; device copy %.0f GB/s (read + write)\n",
+              hb::DeviceLine().c_str(), copy_gbs);
+  const wl::ClusterSpec centre = wl::RouloCluster(kRows, kCols);
+  {
+    Setup s = PerHistogramSetup("Roulo: 256x8192, 2^20 clustered samples/histogram, 64 histograms", 0, centre);
+    RunWorkload(s, copy_gbs);
+  }
+  {
+    wl::ClusterSpec off = centre;
+    off.centre_row = 40;
+    off.centre_col = 1500;
+    Setup s = PerHistogramSetup("Roulo off-centre eye (row 40, col 1500)", 0, off);
+    RunWorkload(s, copy_gbs);
+  }
+  {
+    Setup s = PerHistogramSetup("Uniform over all 2M bins", 1, centre);
+    RunWorkload(s, copy_gbs);
+  }
+  {
+    Setup s = PerHistogramSetup("Single bin (37, 5001)", 2, centre);
+    RunWorkload(s, copy_gbs);
+  }
+  {
+    Setup s;
+    s.name = "Service: 1024 batches of 2^16 clustered samples over 1000 resident histograms, one launch";
+    s.hists = kServiceHists;
+    s.service = true;
+    for (int b = 0; b < kServiceBatches; ++b) {
+      const uint32_t h = uint32_t(wl::Mix64(b) % kServiceHists);
+      const uint64_t hh = wl::Mix64(h + 77);
+      const wl::ClusterSpec spec{float(hh % kRows), float((hh >> 20) % kCols), 8.f, 64.f, 0.1f};
+      s.items.push_back({h, 0, kBatch, spec, 5000u + b, 0});
+    }
+    RunWorkload(s, copy_gbs);
+  }
+  return 0;
+}

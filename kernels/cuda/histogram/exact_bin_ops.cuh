@@ -1,0 +1,143 @@
+// Exact saturating updates: 16-bit on-chip counters and one-byte global bins.
+// Block/warp building blocks of the histogram kernels; no policy here.
+//
+// ---- 16-bit lanes with accept-by-old-value (IncrementLane16) -------------------------
+// A lane is one 16-bit half of a 32-bit shared-memory word. To count one hit:
+//   old = atomicAdd(word, 1 << shift);  accept iff lane(old) < cap;  else atomicSub(word, 1 << shift).
+// Claim: the number of accepted hits is exactly min(cap, hits), and the lane never carries
+// into the other half of the word.
+// Proof. All atomics on the word are totally ordered. Write lane = A + P, where A counts
+// accepted adds and P counts rejected adds not yet reverted (pending). Consider the first
+// rejection in that order: no earlier rejection exists, so P = 0 before it and the lane it
+// read was A >= cap; A never exceeds cap (an add is accepted only when A + P < cap, i.e.
+// A < cap), so A == cap at that moment and, A being non-decreasing and bounded, forever
+// after. Hence every rejection happens when A == cap already, and every hit before that is
+// accepted: A = min(cap, hits) at the end (when P = 0 again). The lane's largest value is
+// cap + P, and P is at most the number of add/revert pairs in flight at once, i.e. at most
+// (threads of the block) x (lanes a thread updates before reverting) <= 1024 x 8, so
+// lane <= 255 + 8192 < 65536: it never carries into its neighbour (static_assert below).
+// A plain read first that sees lane >= cap may skip the atomics: a value the lane held
+// at some point, >= cap, means A == cap already (P > 0 implies A == cap; P == 0 means
+// A == lane >= cap). Skipping saves the atomics on saturated hot bins.
+// The same scheme is WRONG for 8-bit lanes: cap + P can reach 256 (with cap = 255, a single
+// pending overshoot), the byte wraps and carries into the neighbour byte, and a concurrent
+// reader of either byte decides on a corrupted value. Hence global byte bins use CAS below.
+//
+// ---- one-byte global bins (IncrementByte / MergeWord) --------------------------------
+// Bins are bytes inside 32-bit words. An update reads the word (through L2: L1 is not
+// coherent with other SMs' atomics), computes the new word with every byte saturated at
+// cap, and installs it with atomicCAS, retrying with the value CAS returned. Only the
+// bytes being updated change and each changes from b to max(b, min(cap, b + inc)) <= 255,
+// so no carry ever leaves a byte; a byte already >= cap is left unchanged. Exactness of
+// the composition: min(cap, min(cap, s + a) + b) = min(cap, s + a + b) for a, b >= 0, so
+// any interleaving of saturating adds (misses, window merges, other work items) gives
+// min(cap, s + total). Words may straddle the histogram's ends (any alignment): bytes
+// outside it get increment 0 and are rewritten with the value CAS saw, i.e. unchanged.
+#pragma once
+
+#include <cstdint>
+
+namespace histd::cuda::histogram {
+
+// The bound used in the proof above: threads per block x lanes pending per thread.
+constexpr int kMaxThreadsPerBlockForLanes = 1024;
+constexpr int kMaxPendingLanesPerThread = 8;
+static_assert(255 + kMaxThreadsPerBlockForLanes * kMaxPendingLanesPerThread < 65536,
+              "16-bit lanes could carry into their neighbour");
+
+// ---------------------------------------------------------------- shared 16-bit lanes
+// lanes: shared memory, lane k in word k / 2 at bit 16 * (k % 2).
+__device__ __forceinline__ uint32_t LaneValue(uint32_t word, uint32_t shift) {
+  return (word >> shift) & 0xFFFFu;
+}
+
+__device__ __forceinline__ void IncrementLane16(uint32_t* lanes, uint32_t k, uint32_t cap) {
+  uint32_t* word = lanes + (k >> 1);
+  const uint32_t shift = (k & 1u) << 4;
+  // Skip saturated lanes with a plain read (see the proof: any value the lane held >= cap
+  // means the accepted count is already cap).
+  if (LaneValue(*reinterpret_cast<volatile uint32_t*>(word), shift) >= cap) return;
+  const uint32_t one = 1u << shift;
+  const uint32_t old = atomicAdd(word, one);
+  if (LaneValue(old, shift) >= cap) atomicSub(word, one);
+}
+
+__device__ __forceinline__ uint32_t ReadLane16(const uint32_t* lanes, uint32_t k) {
+  return LaneValue(lanes[k >> 1], (k & 1u) << 4);
+}
+
+// ---------------------------------------------------------------- global byte bins
+__device__ __forceinline__ uint32_t* WordOf(const uint8_t* p, uint32_t* shift) {
+  const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  *shift = static_cast<uint32_t>(a & 3u) * 8u;
+  return reinterpret_cast<uint32_t*>(a & ~uintptr_t{3});
+}
+
+__device__ __forceinline__ uint32_t LoadThroughL2(const uint32_t* p) { return __ldcg(p); }
+
+// Every byte b of `word` with increment i (bytes of inc) becomes max(b, min(cap, b + i)).
+__device__ __forceinline__ uint32_t SaturatingAddBytes(uint32_t word, uint32_t inc,
+                                                       uint32_t cap4) {
+  return __vmaxu4(word, __vminu4(__vaddus4(word, inc), cap4));
+}
+
+__device__ __forceinline__ uint32_t Replicate4(uint32_t cap) { return cap * 0x01010101u; }
+
+// Saturating add of `inc` into the word at `w` (bytes as above), exact under any
+// concurrency; `seen` is a value the caller already read from *w (a guess; any value works).
+__device__ __forceinline__ void MergeWordFrom(uint32_t* w, uint32_t inc, uint32_t cap4,
+                                              uint32_t seen) {
+  uint32_t cur = seen;
+  while (true) {
+    const uint32_t next = SaturatingAddBytes(cur, inc, cap4);
+    if (next == cur) return;  // every updated byte already at (or above) cap
+    const uint32_t prev = atomicCAS(w, cur, next);
+    if (prev == cur) return;
+    cur = prev;
+  }
+}
+
+// N independent saturating word merges with their loads and first CAS issued together
+// (the latency of a global round trip is paid about twice per batch, not per word).
+// active[k] false skips entry k. Entries may name the same word: a stale guess simply
+// fails its CAS and retries.
+template <int N>
+__device__ __forceinline__ void MergeWords(uint32_t* const (&w)[N], const uint32_t (&inc)[N],
+                                           const bool (&active)[N], uint32_t cap4) {
+  uint32_t seen[N];
+#pragma unroll
+  for (int k = 0; k < N; ++k) seen[k] = active[k] ? LoadThroughL2(w[k]) : 0u;
+  uint32_t next[N];
+  bool retry[N];
+#pragma unroll
+  for (int k = 0; k < N; ++k) {
+    retry[k] = false;
+    if (!active[k]) continue;
+    next[k] = SaturatingAddBytes(seen[k], inc[k], cap4);
+    if (next[k] == seen[k]) continue;
+    const uint32_t prev = atomicCAS(w[k], seen[k], next[k]);
+    retry[k] = prev != seen[k];
+    seen[k] = prev;
+  }
+#pragma unroll
+  for (int k = 0; k < N; ++k) {
+    if (retry[k]) MergeWordFrom(w[k], inc[k], cap4, seen[k]);
+  }
+}
+
+// One hit on each active byte bin, batched as above.
+template <int N>
+__device__ __forceinline__ void IncrementBytes(uint8_t* const (&bin)[N], const bool (&active)[N],
+                                               uint32_t cap) {
+  uint32_t* w[N];
+  uint32_t inc[N];
+#pragma unroll
+  for (int k = 0; k < N; ++k) {
+    uint32_t shift = 0;
+    w[k] = active[k] ? WordOf(bin[k], &shift) : nullptr;
+    inc[k] = 1u << shift;
+  }
+  MergeWords<N>(w, inc, active, Replicate4(cap));
+}
+
+}  // namespace histd::cuda::histogram

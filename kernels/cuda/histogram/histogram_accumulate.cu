@@ -1,0 +1,160 @@
+// Host entry point and dispatch of the production histogram kernel (see the header), with
+// its thin __global__ shells: PlanTilesKernel (exclusive prefix of tiles per work item, in
+// the workspace) and HotWindowKernel<config> (agent_hot_window.cuh).
+#include "kernels/cuda/histogram/histogram_accumulate.h"
+
+#include <cub/block/block_scan.cuh>
+
+#include <cstdint>
+#include <limits>
+
+#include "absl/strings/str_format.h"
+#include "kernels/cuda/common/cuda_status.h"
+#include "kernels/cuda/histogram/agent_hot_window.cuh"
+#include "kernels/cuda/histogram/histogram_tuning.h"
+
+namespace histd::cuda {
+namespace histogram {
+namespace {
+
+constexpr int kPlanThreads = 1024;
+constexpr size_t kSharedPerSm = 228 * 1024;       // H100: shared memory per SM
+constexpr size_t kSharedPerBlockMax = 227 * 1024; // H100: opt-in limit per block
+constexpr size_t kReservedPerBlock = 1024;        // runtime's per-block reservation
+
+// Shared-memory budget of each config, checked at compile time (STYLE.md item 3).
+template <int kConfig>
+struct ConfigBudget {
+  static constexpr HotWindowConfig c = kHotWindowConfigs[kConfig];
+  static constexpr size_t kDynamicBytes = size_t{c.window_bins} * 2;
+  static constexpr size_t kStaticBytes = sizeof(TileState) + 8 * (c.threads / 32);
+  static_assert(c.window_bins % 8 == 0, "lanes are cleared 8 at a time");
+  static_assert(c.window_bins / 2 >= kGridRows * kGridCols, "window selection scratch");
+  static_assert(c.threads <= kMaxThreadsPerBlockForLanes, "16-bit lane proof bound");
+  static_assert(kDynamicBytes + kStaticBytes <= kSharedPerBlockMax, "shared memory per block");
+  static_assert(c.blocks_per_sm * (kDynamicBytes + kStaticBytes + kReservedPerBlock) <= kSharedPerSm,
+                "shared memory per SM for the intended occupancy");
+};
+
+__global__ void __launch_bounds__(kPlanThreads) PlanTilesKernel(const HistogramWork* work,
+                                                                int work_count,
+                                                                uint32_t tile_samples,
+                                                                uint32_t* tile_start) {
+  using Scan = cub::BlockScan<uint32_t, kPlanThreads>;
+  __shared__ typename Scan::TempStorage temp;
+  uint32_t carry = 0;
+  for (int base = 0; base < work_count; base += kPlanThreads) {
+    const int i = base + static_cast<int>(threadIdx.x);
+    uint32_t tiles = 0;
+    if (i < work_count) {
+      const uint64_t count = work[i].count;
+      tiles = static_cast<uint32_t>((count + tile_samples - 1) / tile_samples);
+    }
+    uint32_t start, total;
+    Scan(temp).ExclusiveSum(tiles, start, total);
+    if (i < work_count) tile_start[i] = carry + start;
+    carry += total;
+    __syncthreads();  // temp is reused
+  }
+  if (threadIdx.x == 0) tile_start[work_count] = carry;
+}
+
+template <int kConfig>
+__global__ void __launch_bounds__(kHotWindowConfigs[kConfig].threads,
+                                  kHotWindowConfigs[kConfig].blocks_per_sm)
+    HotWindowKernel(HotWindowParams p) {
+  (void)ConfigBudget<kConfig>{};
+  extern __shared__ uint4 dynamic_shared[];
+  HotWindowBlock<kHotWindowConfigs[kConfig].threads>(
+      p, reinterpret_cast<uint32_t*>(dynamic_shared), kHotWindowConfigs[kConfig].window_bins / 2);
+}
+
+template <int kConfig>
+absl::Status LaunchHotWindow(HotWindowParams p, uint64_t tile_bound, int sm_count,
+                             cudaStream_t stream) {
+  constexpr HotWindowConfig c = kHotWindowConfigs[kConfig];
+  const size_t smem = ConfigBudget<kConfig>::kDynamicBytes;
+  HISTD_CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(
+      HotWindowKernel<kConfig>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+  int per_sm = 0;
+  HISTD_CUDA_RETURN_IF_ERROR(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+      &per_sm, HotWindowKernel<kConfig>, c.threads, smem));
+  if (per_sm < 1) return absl::InternalError("histogram kernel: no block fits on an SM");
+  const uint64_t resident = uint64_t(per_sm) * sm_count;
+  const unsigned grid = static_cast<unsigned>(tile_bound < resident ? tile_bound : resident);
+  if (grid == 0) return absl::OkStatus();
+  HotWindowKernel<kConfig><<<grid, c.threads, smem, stream>>>(p);
+  return CheckLaunch("HotWindowKernel", stream);
+}
+
+absl::Status LaunchConfig(int config, HotWindowParams p, uint64_t tile_bound, int sm_count,
+                          cudaStream_t stream) {
+  static_assert(kHotWindowConfigCount == 3, "add the new config below");
+  switch (config) {
+    case 0: return LaunchHotWindow<0>(p, tile_bound, sm_count, stream);
+    case 1: return LaunchHotWindow<1>(p, tile_bound, sm_count, stream);
+    case 2: return LaunchHotWindow<2>(p, tile_bound, sm_count, stream);
+    default: return absl::InvalidArgumentError("histogram: unknown config");
+  }
+}
+
+}  // namespace
+}  // namespace histogram
+
+absl::Status HistogramAccumulate::can_implement(const HistogramAccumulateArgs& args) const {
+  const HistogramAccumulateOptions& o = args.options;
+  if (args.work_count < 0) return absl::InvalidArgumentError("histogram: negative work_count");
+  if (args.work_count > 0 && (args.work == nullptr || args.outflow == nullptr))
+    return absl::InvalidArgumentError("histogram: work and outflow must be device pointers");
+  if (args.total_samples > 0 && args.samples == nullptr)
+    return absl::InvalidArgumentError("histogram: samples must be a device pointer");
+  if (o.config < -1 || o.config >= histogram::kHotWindowConfigCount)
+    return absl::InvalidArgumentError(absl::StrFormat("histogram: config %d out of range", o.config));
+  const int config = o.config < 0 ? histogram::kDefaultHotWindowConfig : o.config;
+  const uint32_t tile = o.tile_samples ? o.tile_samples : histogram::kHotWindowConfigs[config].tile_samples;
+  if (tile < 1024 || tile > (1u << 24))
+    return absl::InvalidArgumentError(absl::StrFormat("histogram: tile_samples %u not in [1024, 2^24]", tile));
+  const uint64_t tile_bound = args.total_samples / tile + uint64_t(args.work_count) + 1;
+  if (tile_bound > std::numeric_limits<uint32_t>::max())
+    return absl::InvalidArgumentError("histogram: too many tiles for one launch");
+  return absl::OkStatus();
+}
+
+size_t HistogramAccumulate::get_workspace_size(const HistogramAccumulateArgs& args) const {
+  if (args.work_count <= 0) return 0;
+  return (sizeof(uint32_t) * (size_t(args.work_count) + 1) + 255) / 256 * 256;
+}
+
+absl::Status HistogramAccumulate::run(const HistogramAccumulateArgs& args, void* workspace,
+                                      cudaStream_t stream) {
+  HISTD_RETURN_IF_ERROR(can_implement(args));
+  if (args.work_count == 0) return absl::OkStatus();
+  if (workspace == nullptr) return absl::InvalidArgumentError("histogram: workspace is null");
+  int device = 0;
+  HISTD_CUDA_RETURN_IF_ERROR(cudaGetDevice(&device));
+  if (device != device_) {
+    HISTD_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, device));
+    device_ = device;
+  }
+  const HistogramAccumulateOptions& o = args.options;
+  const int config = o.config < 0 ? histogram::kDefaultHotWindowConfig : o.config;
+  const histogram::HotWindowConfig& c = histogram::kHotWindowConfigs[config];
+  histogram::HotWindowParams p;
+  p.work = args.work;
+  p.work_count = args.work_count;
+  p.samples = args.samples;
+  p.outflow = args.outflow;
+  p.tile_start = static_cast<const uint32_t*>(workspace);
+  p.tile_samples = o.tile_samples ? o.tile_samples : c.tile_samples;
+  p.window_bins = c.window_bins;
+  if (o.max_window_bins != 0 && o.max_window_bins < p.window_bins) p.window_bins = o.max_window_bins;
+  if (o.strategy == HistogramStrategy::kGlobalOnly) p.window_bins = 0;
+
+  histogram::PlanTilesKernel<<<1, histogram::kPlanThreads, 0, stream>>>(
+      args.work, args.work_count, p.tile_samples, static_cast<uint32_t*>(workspace));
+  HISTD_RETURN_IF_ERROR(CheckLaunch("PlanTilesKernel", stream));
+  const uint64_t tile_bound = args.total_samples / p.tile_samples + uint64_t(args.work_count);
+  return histogram::LaunchConfig(config, p, tile_bound, sm_count_, stream);
+}
+
+}  // namespace histd::cuda

@@ -1,0 +1,87 @@
+// The production 2D capped histogram kernel: one launch folds a work list of sample
+// batches, for any number of resident one-byte histograms, into those histograms.
+//
+// Contract (DESIGN.md): every bin ends at min(cap, start + hits) exactly, where start is
+// the byte it held before the launch (a start already >= cap is left as it is); it never
+// wraps and never spills into a neighbour, whatever the order, concurrency or skew of the
+// samples, and whatever other work items of the same launch target the same histogram.
+// How that is proved: kernels/cuda/histogram/exact_bin_ops.cuh.
+//
+// Lifecycle (CUTLASS style, STYLE.md item 4):
+//   HistogramAccumulate op;
+//   HISTD_RETURN_IF_ERROR(op.can_implement(args));
+//   DeviceBuffer ws = DeviceBuffer::Allocate(op.get_workspace_size(args));
+//   HISTD_RETURN_IF_ERROR(op.run(args, ws.get(), stream));
+// run() is asynchronous on `stream`; the work list, samples, outflow and workspace must stay
+// alive and untouched until the stream reaches that point.
+//
+// Thread safety: a HistogramAccumulate holds only cached device properties; distinct
+// objects may be used from distinct threads. One object is not meant for concurrent use.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "absl/status/status.h"
+
+namespace histd::cuda {
+
+// One batch of samples for one histogram.
+struct HistogramWork {
+  uint8_t* bins;             // device: rows * cols one-byte bins, row-major; any alignment
+  uint32_t rows, cols;       // rows * cols >= 1
+  uint8_t cap;               // 1..255
+  uint32_t kind;             // 0 = uint32 flattened bin index (< rows*cols), 1 = float32 (x, y)
+  uint64_t sample_offset;    // in 4-byte words into the samples buffer
+  uint64_t count;            // samples (pairs for kind 1)
+  float x_lo, x_hi, y_lo, y_hi;  // kind 1: x bins over cols, y over rows (AxisBin)
+};
+
+// Per work item, in device memory; run() ADDS to it. Bin indices count binned = count.
+// Coordinates: each axis is counted on its own; a pair is binned when both are in range.
+struct HistogramOutflow {
+  unsigned long long binned, x_underflow, x_overflow, y_underflow, y_overflow;
+};
+
+enum class HistogramStrategy : uint8_t {
+  kAuto,        // the production choice (today: kHotWindow with the default config)
+  kHotWindow,   // per-block hot window of 16-bit on-chip counters + exact global misses
+  kGlobalOnly,  // no window: every sample is an exact global byte update (the 'blocking CAS' idea)
+};
+
+// Knobs for tests and benchmarks; defaults are the production choice.
+struct HistogramAccumulateOptions {
+  HistogramStrategy strategy = HistogramStrategy::kAuto;
+  int config = -1;               // index into kHistogramConfigs (histogram_tuning.h); -1 = default
+  uint32_t tile_samples = 0;     // samples per block tile; 0 = the config's default
+  uint32_t max_window_bins = 0;  // clamp the hot window (tests force misses); 0 = capacity
+};
+
+struct HistogramAccumulateArgs {
+  const HistogramWork* work = nullptr;       // device, work_count entries
+  int work_count = 0;
+  const uint32_t* samples = nullptr;         // device
+  HistogramOutflow* outflow = nullptr;       // device, work_count entries, added to
+  uint64_t total_samples = 0;                // sum of count over the work list (an upper
+                                             // bound is fine); sizes the grid
+  HistogramAccumulateOptions options;
+};
+
+class HistogramAccumulate {
+ public:
+  // INVALID_ARGUMENT naming the problem when the launch cannot be made. The work items
+  // themselves are on the device and are trusted (validated by the host that built them).
+  absl::Status can_implement(const HistogramAccumulateArgs& args) const;
+  // Bytes of device scratch run() needs (0 when work_count == 0).
+  size_t get_workspace_size(const HistogramAccumulateArgs& args) const;
+  // Enqueues the work on `stream`. Every launch is checked; errors carry the CUDA name.
+  absl::Status run(const HistogramAccumulateArgs& args, void* workspace, cudaStream_t stream);
+
+ private:
+  int device_ = -1;
+  int sm_count_ = 0;
+};
+
+}  // namespace histd::cuda

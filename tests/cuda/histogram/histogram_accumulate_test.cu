@@ -1,0 +1,202 @@
+// The production kernel (HistogramAccumulate) against the CPU reference, bit for bit, on
+// Roulo's clustered workload, uniform, single bin, service-shaped work lists and the edge
+// cases of DESIGN.md, under every option set of ExactOptionSweep().
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "bench/histogram_workloads.cuh"
+#include "tests/cuda/histogram/histogram_test_util.h"
+
+namespace histd::testing {
+namespace {
+
+using cuda::HistogramAccumulateOptions;
+
+HostHistogram MakeHist(uint32_t rows, uint32_t cols, uint8_t cap) {
+  HostHistogram h;
+  h.rows = rows;
+  h.cols = cols;
+  h.cap = cap;
+  h.bins.assign(uint64_t{rows} * cols, 0);
+  return h;
+}
+
+// Start values: 0 zero, 1 random in [0, cap], 2 poison 0xA5, 3 mostly at cap or above.
+void FillStart(HostHistogram* h, int mode, std::mt19937_64& rng) {
+  for (auto& b : h->bins) {
+    switch (mode) {
+      case 0: b = 0; break;
+      case 1: b = static_cast<uint8_t>(rng() % (h->cap + 1u)); break;
+      case 2: b = 0xA5; break;
+      default: b = static_cast<uint8_t>(rng() % 4 == 0 ? rng() % (h->cap + 1u) : h->cap + rng() % (256u - h->cap)); break;
+    }
+  }
+}
+
+HostItem IndexItem(int hist, std::vector<uint32_t> idx) {
+  HostItem it;
+  it.histogram = hist;
+  it.kind = 0;
+  it.words = std::move(idx);
+  return it;
+}
+
+std::vector<uint32_t> Clustered(uint64_t seed, size_t n, uint32_t rows, uint32_t cols,
+                                const workload::ClusterSpec& c) {
+  std::vector<uint32_t> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = workload::ClusterSample(seed, i, rows, cols, c);
+  return v;
+}
+
+std::vector<uint32_t> Uniform(uint64_t seed, size_t n, uint32_t bins) {
+  std::vector<uint32_t> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = workload::UniformSample(seed, i, bins);
+  return v;
+}
+
+void SweepAndCompare(const std::vector<HostHistogram>& hists, const std::vector<HostItem>& items,
+                     const std::string& what, uint32_t misalign = 0, uint32_t gap = 0) {
+  const HarnessResult want = RunReference(hists, items);
+  for (const auto& [name, options] : ExactOptionSweep()) {
+    const HarnessResult got = RunHarness(hists, items, options, misalign, gap);
+    ExpectSameResult(want, got, what + " [" + name + "] seed " + std::to_string(TestSeed()));
+  }
+}
+
+TEST(CudaHistogramAccumulate, RouloClusteredExact) {
+  HISTD_REQUIRE_GPU();
+  std::mt19937_64 rng(TestSeed());
+  std::vector<HostHistogram> hists;
+  std::vector<HostItem> items;
+  for (int h = 0; h < 4; ++h) {
+    hists.push_back(MakeHist(256, 8192, 255));
+    FillStart(&hists.back(), h, rng);
+    items.push_back(IndexItem(h, Clustered(TestSeed() + h, 1u << 20, 256, 8192,
+                                           workload::RouloCluster(256, 8192))));
+  }
+  // An off-centre cluster: the window must follow the data, not the centre.
+  hists.push_back(MakeHist(256, 8192, 200));
+  items.push_back(IndexItem(4, Clustered(TestSeed() + 9, 1u << 19, 256, 8192,
+                                         workload::ClusterSpec{30.f, 7000.f, 4.f, 200.f, 0.05f})));
+  SweepAndCompare(hists, items, "roulo clustered");
+}
+
+TEST(CudaHistogramAccumulate, UniformExact) {
+  HISTD_REQUIRE_GPU();
+  std::mt19937_64 rng(TestSeed() ^ 1);
+  std::vector<HostHistogram> hists = {MakeHist(256, 8192, 255), MakeHist(256, 8192, 3)};
+  FillStart(&hists[1], 1, rng);
+  std::vector<HostItem> items = {IndexItem(0, Uniform(TestSeed(), 1u << 20, 256 * 8192)),
+                                 IndexItem(1, Uniform(TestSeed() + 1, 3u << 20, 256 * 8192))};
+  SweepAndCompare(hists, items, "uniform");
+}
+
+TEST(CudaHistogramAccumulate, SingleBinEveryCap) {
+  HISTD_REQUIRE_GPU();
+  std::vector<HostHistogram> hists;
+  std::vector<HostItem> items;
+  const uint8_t caps[] = {1, 2, 254, 255};
+  const uint32_t targets[] = {0, 256 * 8192 - 1, 37 * 8192 + 5001, 128 * 8192 + 4096};
+  for (int h = 0; h < 4; ++h) {
+    hists.push_back(MakeHist(256, 8192, caps[h]));
+    items.push_back(IndexItem(h, std::vector<uint32_t>(1u << 20, targets[h])));
+  }
+  hists[2].bins[targets[2]] = 250;  // accumulation into a non-zero bin near the cap
+  SweepAndCompare(hists, items, "single bin");
+}
+
+TEST(CudaHistogramAccumulate, ServiceShapedWorkList) {
+  HISTD_REQUIRE_GPU();
+  std::mt19937_64 rng(TestSeed() ^ 2);
+  std::vector<HostHistogram> hists;
+  for (int h = 0; h < 40; ++h) {
+    const uint32_t rows = h % 3 == 0 ? 256 : 64, cols = h % 3 == 0 ? 8192 : 1000 + h;
+    const uint8_t cap = static_cast<uint8_t>(h % 5 == 0 ? 1 + rng() % 4 : 255 - rng() % 3);
+    hists.push_back(MakeHist(rows, cols, cap));
+    FillStart(&hists.back(), h % 4, rng);
+  }
+  std::vector<HostItem> items;
+  for (int i = 0; i < 300; ++i) {
+    const int h = static_cast<int>(rng() % hists.size());
+    const HostHistogram& hh = hists[h];
+    const uint32_t count_choice = rng() % 10;
+    const size_t n = count_choice == 0 ? 0 : count_choice == 1 ? 1 : count_choice == 2 ? (1u << 16) : rng() % 70000;
+    if (i % 2 == 0) {
+      const workload::ClusterSpec c{float(rng() % hh.rows), float(rng() % hh.cols), 3.f, 30.f, 0.1f};
+      items.push_back(IndexItem(h, Clustered(rng(), n, hh.rows, hh.cols, c)));
+    } else {
+      items.push_back(IndexItem(h, Uniform(rng(), n, hh.rows * hh.cols)));
+    }
+  }
+  SweepAndCompare(hists, items, "service aligned");
+  SweepAndCompare(hists, items, "service misaligned", /*misalign=*/3, /*gap=*/5);
+}
+
+TEST(CudaHistogramAccumulate, EdgeShapesCountsAndCaps) {
+  HISTD_REQUIRE_GPU();
+  std::mt19937_64 rng(TestSeed() ^ 3);
+  const uint32_t shapes[][2] = {{1, 1}, {1, 3}, {3, 1}, {1, 100003}, {100003, 1}, {3, 5},
+                                {37, 101}, {255, 8193}, {2, 50000}};
+  const uint8_t caps[] = {1, 2, 254, 255};
+  const size_t counts[] = {0, 1, 2, 3, 5, 1023, 1025, 12345, 70001};
+  std::vector<HostHistogram> hists;
+  std::vector<HostItem> items;
+  for (const auto& s : shapes) {
+    for (uint8_t cap : caps) {
+      const int h = static_cast<int>(hists.size());
+      hists.push_back(MakeHist(s[0], s[1], cap));
+      FillStart(&hists.back(), h % 4, rng);
+      const uint32_t bins = s[0] * s[1];
+      for (size_t n : counts) {
+        std::vector<uint32_t> idx(n);
+        for (size_t i = 0; i < n; ++i) {
+          const uint32_t r = rng() % 8;  // the last bin, the first bin, a hot bin, or uniform
+          idx[i] = r == 0 ? bins - 1 : r == 1 ? 0 : r == 2 ? bins / 2 : static_cast<uint32_t>(rng() % bins);
+        }
+        items.push_back(IndexItem(h, std::move(idx)));
+      }
+    }
+  }
+  SweepAndCompare(hists, items, "edge shapes");
+  SweepAndCompare(hists, items, "edge shapes misaligned", 1, 1);
+}
+
+TEST(CudaHistogramAccumulate, EmptyWorkListsAreNoOps) {
+  HISTD_REQUIRE_GPU();
+  std::vector<HostHistogram> hists = {MakeHist(4, 4, 9)};
+  hists[0].bins[5] = 3;
+  SweepAndCompare(hists, {}, "no items");
+  SweepAndCompare(hists, {IndexItem(0, {}), IndexItem(0, {})}, "zero-count items");
+}
+
+TEST(CudaHistogramAccumulate, CanImplementRejectsBadArguments) {
+  HISTD_REQUIRE_GPU();
+  cuda::HistogramAccumulate op;
+  cuda::HistogramAccumulateArgs a;
+  EXPECT_TRUE(op.can_implement(a).ok());  // nothing to do
+  EXPECT_EQ(op.get_workspace_size(a), 0u);
+  a.work_count = -1;
+  EXPECT_EQ(op.can_implement(a).code(), absl::StatusCode::kInvalidArgument);
+  a.work_count = 3;  // null work list
+  EXPECT_EQ(op.can_implement(a).code(), absl::StatusCode::kInvalidArgument);
+  auto fake = reinterpret_cast<cuda::HistogramWork*>(uintptr_t{256});
+  a.work = fake;
+  a.outflow = reinterpret_cast<cuda::HistogramOutflow*>(uintptr_t{512});
+  a.total_samples = 10;  // samples null
+  EXPECT_EQ(op.can_implement(a).code(), absl::StatusCode::kInvalidArgument);
+  a.samples = reinterpret_cast<const uint32_t*>(uintptr_t{1024});
+  EXPECT_TRUE(op.can_implement(a).ok());
+  EXPECT_GE(op.get_workspace_size(a), 4 * sizeof(uint32_t));
+  a.options.config = 99;
+  EXPECT_EQ(op.can_implement(a).code(), absl::StatusCode::kInvalidArgument);
+  a.options.config = -1;
+  a.options.tile_samples = 5;
+  EXPECT_EQ(op.can_implement(a).code(), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace histd::testing

@@ -1,0 +1,246 @@
+// Scan (prefix sum): one tile's work, and the thin __global__ shells around it.
+//
+//   TileScan            a block scans one tile of kThreads * kItems elements held in
+//                       registers: coalesced 16-byte loads (warp-striped: lane l of warp w
+//                       holds vectors l, l+32, ... of the warp's contiguous span), a scan
+//                       inside each thread's vector, one warp scan per vector row, then the
+//                       warps in order. Unaligned heads and ragged tails are read and
+//                       written element by element; everything else in 16-byte accesses.
+//   LookbackScanKernel  single pass: tiles taken by ticket, prefixes from tile_prefix.cuh.
+//   WarpRowScanKernel   one warp per short row (scan along each row).
+//   ColumnScanKernel    one thread per column walks down a chunk of rows, from a carry.
+//
+// Work type A: what values are added in (double for floats, uint64_t for integers), S: the
+// result type. Every combination runs in a fixed order, so results are deterministic.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "kernels/cuda/reduce_scan/device_types.cuh"
+#include "kernels/cuda/reduce_scan/tile_prefix.cuh"
+#include "kernels/cuda/reduce_scan/tuning.cuh"
+#include "kernels/cuda/reduce_scan/warp_block.cuh"
+
+namespace histd::cuda::reduce_scan {
+
+template <typename T, typename A, typename Tuning>
+struct TileScan {
+  static constexpr int kThreads = Tuning::kThreads;
+  static constexpr int kItems = Tuning::kItems;
+  static constexpr int V = Vec16<T>::kElems;
+  static_assert(kItems % V == 0, "items per thread: a multiple of the 16-byte vector width");
+  static_assert(kThreads % kWarp == 0, "whole warps");
+  static constexpr int K = kItems / V;  // vectors per thread
+  static constexpr int kWarps = kThreads / kWarp;
+  static constexpr uint64_t kTile = uint64_t(kThreads) * kItems;
+
+  struct Shared {
+    A warp_total[kWarps];
+    A prefix;
+    unsigned long long ticket;
+  };
+
+  A x[K][V];      // after ScanLocal: inclusive values within the warp's span
+  A p[K];         // exclusive prefix of each of this thread's vectors within the warp's span
+  A warp_prefix;  // sum of the tile's earlier warps
+  A aggregate;    // the tile's sum
+
+  __device__ __forceinline__ static uint64_t FirstVector(uint64_t tile) {
+    return tile * (uint64_t(kThreads) * K) + (threadIdx.x / kWarp) * (kWarp * K) + LaneId();
+  }
+  __device__ __forceinline__ static bool Interior(uint64_t len, int shift, uint64_t tile) {
+    const uint64_t first = tile * kTile;
+    return first >= uint64_t(shift) && first + kTile - shift <= len;
+  }
+
+  // Loads tile `tile` of the 16-byte view of seg[0, len) (vector 0 starts `shift` below
+  // seg); elements outside the segment read as 0.
+  __device__ __forceinline__ void Load(const T* seg, uint64_t len, int shift, uint64_t tile) {
+    const T* base = AlignedBase(seg, shift);
+    const uint64_t q0 = FirstVector(tile);
+    if (Interior(len, shift, tile)) {
+      Vec16<T> in[K];
+#pragma unroll
+      for (int k = 0; k < K; ++k) in[k] = LoadVec16(base + (q0 + uint64_t(k) * kWarp) * V);
+#pragma unroll
+      for (int k = 0; k < K; ++k) {
+#pragma unroll
+        for (int j = 0; j < V; ++j) x[k][j] = Widen<A>(in[k].v[j]);
+      }
+      return;
+    }
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      const uint64_t e0 = (q0 + uint64_t(k) * kWarp) * V;
+      if (e0 >= uint64_t(shift) && e0 + V - shift <= len) {
+        const Vec16<T> in = LoadVec16(base + e0);
+#pragma unroll
+        for (int j = 0; j < V; ++j) x[k][j] = Widen<A>(in.v[j]);
+      } else {
+#pragma unroll
+        for (int j = 0; j < V; ++j) {
+          const int64_t i = int64_t(e0 + j) - shift;
+          x[k][j] = (i >= 0 && uint64_t(i) < len) ? Widen<A>(seg[i]) : A(0);
+        }
+      }
+    }
+  }
+
+  // Scans the tile in registers; sets warp_prefix and aggregate (every thread). One
+  // __syncthreads inside.
+  __device__ __forceinline__ void ScanLocal(Shared& sh) {
+    const int lane = LaneId(), warp = threadIdx.x / kWarp;
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+#pragma unroll
+      for (int j = 1; j < V; ++j) x[k][j] = x[k][j - 1] + x[k][j];
+    }
+    A incl[K];
+#pragma unroll
+    for (int k = 0; k < K; ++k) incl[k] = WarpInclusiveSum(x[k][V - 1]);
+    A carry = A(0);
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      A excl = ShflUp(incl[k], 1);
+      if (lane == 0) excl = A(0);
+      const A row = ShflIdx(incl[k], kWarp - 1);
+      p[k] = carry + excl;
+      carry = carry + row;
+    }
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+#pragma unroll
+      for (int j = 0; j < V; ++j) x[k][j] = p[k] + x[k][j];
+    }
+    if (lane == 0) sh.warp_total[warp] = carry;
+    __syncthreads();
+    A run = A(0);
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) {
+      if (w == warp) warp_prefix = run;
+      run = run + sh.warp_total[w];
+    }
+    aggregate = run;
+  }
+
+  // Writes the tile's results, given the sum of everything before the tile.
+  template <typename S>
+  __device__ __forceinline__ void Store(S* out_seg, uint64_t len, int shift, uint64_t tile,
+                                        A tile_prefix, bool inclusive) const {
+    const A tp = tile_prefix + warp_prefix;
+    const uint64_t q0 = FirstVector(tile);
+    const bool vec_ok = Interior(len, shift, tile) &&
+                        (reinterpret_cast<uintptr_t>(out_seg) - uintptr_t(shift) * sizeof(S)) % 16 == 0;
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      S vals[V];
+      if (inclusive) {
+#pragma unroll
+        for (int j = 0; j < V; ++j) vals[j] = static_cast<S>(tp + x[k][j]);
+      } else {
+        vals[0] = static_cast<S>(tp + p[k]);
+#pragma unroll
+        for (int j = 1; j < V; ++j) vals[j] = static_cast<S>(tp + x[k][j - 1]);
+      }
+      const uint64_t e0 = (q0 + uint64_t(k) * kWarp) * V;
+      if (vec_ok) {
+        StoreVec16<S, V>(out_seg + (e0 - shift), vals);
+      } else {
+#pragma unroll
+        for (int j = 0; j < V; ++j) {
+          const int64_t i = int64_t(e0 + j) - shift;
+          if (i >= 0 && uint64_t(i) < len) out_seg[i] = vals[j];
+        }
+      }
+    }
+  }
+};
+
+// One tile per block; segments of seg_len elements every seg_stride elements (one segment:
+// the flat array; or one per row). `ticket` and `words` are zeroed before the launch.
+template <typename T, typename A, typename S, typename Tuning>
+__global__ void __launch_bounds__(Tuning::kThreads)
+    LookbackScanKernel(const T* __restrict__ in, S* __restrict__ out, uint64_t seg_len,
+                       uint64_t seg_stride, PrefixLayout lay, unsigned long long* ticket,
+                       unsigned long long* words, bool inclusive) {
+  using Tile = TileScan<T, A, Tuning>;
+  __shared__ typename Tile::Shared sh;
+  if (threadIdx.x == 0) sh.ticket = atomicAdd(ticket, 1ull);
+  __syncthreads();
+  const uint64_t id = sh.ticket;
+  const uint64_t seg = id / lay.tiles, t = id % lay.tiles;
+  const T* p = in + seg * seg_stride;
+  const int shift = ShiftOf(p);
+  Tile tile;
+  tile.Load(p, seg_len, shift, t);
+  tile.ScanLocal(sh);
+  if (threadIdx.x < kWarp) {
+    const A prefix = TilePrefix(PrefixStore<A>{words}, lay, seg, t, tile.aggregate);
+    if (threadIdx.x == 0) sh.prefix = prefix;
+  }
+  __syncthreads();
+  tile.Store(out + seg * seg_stride, seg_len, shift, t, sh.prefix, inclusive);
+}
+
+// One warp per row of `cols` elements (short rows), 8 warps per block, grid-stride.
+template <typename T, typename A, typename S>
+__global__ void __launch_bounds__(256)
+    WarpRowScanKernel(const T* __restrict__ in, S* __restrict__ out, uint64_t rows,
+                      uint64_t cols, bool inclusive) {
+  constexpr int kUnroll = 4;
+  const int lane = LaneId();
+  for (uint64_t row = uint64_t(blockIdx.x) * 8 + threadIdx.x / kWarp; row < rows;
+       row += uint64_t(gridDim.x) * 8) {
+    const T* r = in + row * cols;
+    S* o = out + row * cols;
+    A carry = A(0);
+    for (uint64_t c0 = 0; c0 < cols; c0 += kWarp * kUnroll) {
+      A v[kUnroll];
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        const uint64_t c = c0 + u * kWarp + lane;
+        v[u] = c < cols ? Widen<A>(r[c]) : A(0);
+      }
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        const A incl = WarpInclusiveSum(v[u]);
+        A excl = ShflUp(incl, 1);
+        if (lane == 0) excl = A(0);
+        const uint64_t c = c0 + u * kWarp + lane;
+        if (c < cols) o[c] = static_cast<S>(carry + (inclusive ? incl : excl));
+        carry = carry + ShflIdx(incl, kWarp - 1);
+      }
+    }
+  }
+}
+
+// Column c of chunk blockIdx.y: rows [y * chunk_rows, +chunk_rows), starting from
+// carry_in[y * cols + c] (or 0 when carry_in is null).
+template <typename T, typename A, typename S>
+__global__ void __launch_bounds__(kColumnScanThreads)
+    ColumnScanKernel(const T* __restrict__ in, S* __restrict__ out, uint64_t rows, uint64_t cols,
+                     uint64_t chunk_rows, const A* __restrict__ carry_in, bool inclusive) {
+  constexpr int kUnroll = kColumnScanUnroll;
+  const uint64_t c = uint64_t(blockIdx.x) * kColumnScanThreads + threadIdx.x;
+  if (c >= cols) return;
+  const uint64_t r0 = uint64_t(blockIdx.y) * chunk_rows;
+  const uint64_t r1 = r0 + chunk_rows < rows ? r0 + chunk_rows : rows;
+  A acc = carry_in != nullptr ? carry_in[uint64_t(blockIdx.y) * cols + c] : A(0);
+  for (uint64_t r = r0; r < r1; r += kUnroll) {
+    A v[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) v[u] = r + u < r1 ? Widen<A>(in[(r + u) * cols + c]) : A(0);
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      if (r + u < r1) {
+        const A next = acc + v[u];
+        out[(r + u) * cols + c] = static_cast<S>(inclusive ? next : acc);
+        acc = next;
+      }
+    }
+  }
+}
+
+}  // namespace histd::cuda::reduce_scan

@@ -1,0 +1,73 @@
+// DeviceReduce: argument checks, workspace sizing and the dispatch to the typed launchers.
+#include "kernels/cuda/reduce_scan/reduce.h"
+
+#include "absl/strings/str_format.h"
+#include "kernels/cuda/reduce_scan/device_query.h"
+#include "kernels/cuda/reduce_scan/dispatch_reduce.cuh"
+#include "kernels/cuda/reduce_scan/reduce_typed.h"
+
+namespace histd::cuda {
+
+DType ReduceResultType(DType dtype, Engine::ReduceOp op) {
+  return op == Engine::ReduceOp::kSum ? SumType(dtype) : dtype;
+}
+
+uint64_t ReduceOutputElements(const ReduceArgs& args) {
+  switch (args.collapse) {
+    case Dim::kRows: return args.cols;
+    case Dim::kCols: return args.rows;
+    case Dim::kAll: default: return 1;
+  }
+}
+
+absl::Status DeviceReduce::can_implement(const ReduceArgs& args) {
+  if (args.op != Engine::ReduceOp::kSum && args.op != Engine::ReduceOp::kMin &&
+      args.op != Engine::ReduceOp::kMax) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("reduce: unknown op %d", static_cast<int>(args.op)));
+  }
+  if (args.collapse != Dim::kAll && args.collapse != Dim::kRows && args.collapse != Dim::kCols) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("reduce: unknown dimension %d", static_cast<int>(args.collapse)));
+  }
+  if (absl::Status s = reduce_scan::CheckArrayArgs(
+          "reduce", args.input, args.dtype, args.rows, args.cols, args.output,
+          ReduceOutputElements(args), DTypeSize(ReduceResultType(args.dtype, args.op)));
+      !s.ok()) {
+    return s;
+  }
+  const uint64_t extent = args.collapse == Dim::kAll    ? args.rows * args.cols
+                          : args.collapse == Dim::kRows ? args.rows
+                                                        : args.cols;
+  if (args.op != Engine::ReduceOp::kSum && extent == 0 && ReduceOutputElements(args) > 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "reduce: %s over an empty extent of a %u x %u array has no value",
+        args.op == Engine::ReduceOp::kMin ? "min" : "max", args.rows, args.cols));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<size_t> DeviceReduce::get_workspace_size(const ReduceArgs& args) {
+  HISTD_RETURN_IF_ERROR(can_implement(args));
+  absl::StatusOr<int> sms = reduce_scan::CurrentDeviceSms();
+  if (!sms.ok()) return sms.status();
+  return reduce_scan::MakeReducePlan(args, *sms).workspace_bytes;
+}
+
+absl::Status DeviceReduce::run(const ReduceArgs& args, void* workspace, size_t workspace_bytes,
+                               cudaStream_t stream) {
+  HISTD_RETURN_IF_ERROR(can_implement(args));
+  absl::StatusOr<int> sms = reduce_scan::CurrentDeviceSms();
+  if (!sms.ok()) return sms.status();
+  const reduce_scan::ReducePlan plan = reduce_scan::MakeReducePlan(args, *sms);
+  HISTD_RETURN_IF_ERROR(
+      reduce_scan::CheckWorkspace("reduce", workspace, workspace_bytes, plan.workspace_bytes));
+  switch (args.op) {
+    case Engine::ReduceOp::kSum: return reduce_scan::RunReduceSum(plan, args, workspace, stream);
+    case Engine::ReduceOp::kMin: return reduce_scan::RunReduceMin(plan, args, workspace, stream);
+    case Engine::ReduceOp::kMax: return reduce_scan::RunReduceMax(plan, args, workspace, stream);
+  }
+  return absl::InvalidArgumentError("reduce: unknown op");
+}
+
+}  // namespace histd::cuda

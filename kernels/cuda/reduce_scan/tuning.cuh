@@ -1,0 +1,73 @@
+// Tuning of the reduce and scan kernels, kept apart from the algorithms (STYLE item 2).
+// Each struct is a template argument of its agent; bench/reduce_scan.cu instantiates
+// alternatives and prints them next to the defaults, so a change here is a measured one.
+//
+// Figures: NVIDIA H100 80GB HBM3 (sm_90, 132 SMs), bench/reduce_scan.cu, see
+// bench/results/reduce_scan.md for the run that chose each value.
+#pragma once
+
+#include <cstdint>
+
+namespace histd::cuda::reduce_scan {
+
+// Whole-array and per-row reduce: a block streams its even share of the row in tiles of
+// kThreads * kVectorsPerThread 16-byte vectors, all of a tile's loads in flight together.
+// The grid is SMs * kBlocksPerSm blocks (fixed by the device, never by timing).
+template <int kThreads_, int kVectorsPerThread_, int kBlocksPerSm_>
+struct ReduceTuningT {
+  static constexpr int kThreads = kThreads_;
+  static constexpr int kVectorsPerThread = kVectorsPerThread_;
+  static constexpr int kBlocksPerSm = kBlocksPerSm_;
+};
+// H100: 256 x 4 x 4 (16 KiB per tile per block in flight).
+using ReduceTuning = ReduceTuningT<256, 4, 4>;
+
+// Rows shorter than this many 16-byte vectors are reduced one warp per row.
+constexpr uint64_t kWarpPerRowMaxVectors = 256;  // 4 KiB rows
+// A warp-per-row block holds this many warps (rows).
+constexpr int kRowsPerWarpBlock = 8;
+
+// Column reduce (collapse the rows of a row-major array): a block owns kStripVectors
+// adjacent vector-columns (of 16 bytes, or one element where rows are not 16-byte
+// aligned) and kRowThreads threads walk down its rows, kUnrollRows loads in flight each.
+template <int kStripVectors_, int kRowThreads_, int kUnrollRows_>
+struct ColumnReduceTuningT {
+  static constexpr int kStripVectors = kStripVectors_;
+  static constexpr int kRowThreads = kRowThreads_;
+  static constexpr int kThreads = kStripVectors_ * kRowThreads_;
+  static constexpr int kUnrollRows = kUnrollRows_;
+};
+// H100, 256 x 8192 u8 histogram: 4 x 64 (64-byte row segments, 128 blocks, 4 rows a thread).
+using ColumnReduceTallTuning = ColumnReduceTuningT<4, 64, 4>;
+// Few rows (< 64): wide strips so that threads are not idle.
+using ColumnReduceWideTuning = ColumnReduceTuningT<32, 8, 4>;
+// Blocks the column reduce aims for before it splits the rows among blocks.
+constexpr int kColumnReduceBlocksPerSm = 8;
+
+// Single-pass scan: a tile is kThreads * kItems elements (kItems a multiple of the 16-byte
+// vector width), one tile per block, tiles taken in order from an atomic ticket.
+template <int kThreads_, int kItems_>
+struct ScanTuningT {
+  static constexpr int kThreads = kThreads_;
+  static constexpr int kItems = kItems_;
+};
+// Per input type: 16 bytes in per load; items per thread chosen so that a thread holds
+// 16..24 accumulators. H100 f32 -> f64 work: 128 x 24 (CUB's sm90 f32 shape).
+template <typename T> struct ScanTuningFor { using type = ScanTuningT<128, 24>; };
+template <> struct ScanTuningFor<uint8_t> { using type = ScanTuningT<128, 16>; };
+template <> struct ScanTuningFor<int32_t> { using type = ScanTuningT<128, 16>; };
+template <> struct ScanTuningFor<uint32_t> { using type = ScanTuningT<128, 16>; };
+template <> struct ScanTuningFor<int64_t> { using type = ScanTuningT<128, 16>; };
+template <> struct ScanTuningFor<uint64_t> { using type = ScanTuningT<128, 16>; };
+template <> struct ScanTuningFor<double> { using type = ScanTuningT<128, 16>; };
+
+// Rows (scan along each row) shorter than this many tiles are scanned one warp per row.
+constexpr uint64_t kScanWarpPerRowMaxTiles = 2;
+// Column scan: threads per block (one column each); rows per chunk when a tall array is
+// cut into chunks (three passes) so that enough threads run.
+constexpr int kColumnScanThreads = 256;
+constexpr int kColumnScanUnroll = 8;
+constexpr uint64_t kColumnScanMinChunkRows = 256;
+constexpr int kColumnScanThreadsPerSm = 1024;
+
+}  // namespace histd::cuda::reduce_scan

@@ -9,9 +9,6 @@
 namespace histd {
 namespace {
 
-// Elements per transpose task.
-constexpr uint64_t kElementsPerTask = 1 << 16;
-
 template <typename T>
 void TransposeTyped(const T* src, uint64_t rows, uint64_t cols, uint64_t pitch, T* dst,
                     ThreadPool& pool) {
@@ -20,18 +17,31 @@ void TransposeTyped(const T* src, uint64_t rows, uint64_t cols, uint64_t pitch, 
     std::memcpy(dst, src, cols * sizeof(T));
     return;
   }
-  // Square tiles: a tile's source rows and destination rows both stay in L1.
+  // Two levels of blocking. A task transposes one kBlock x kBlock block, so the pages it
+  // touches (kBlock source rows, kBlock destination rows) stay within the TLB's reach.
+  // Inside, square kTile tiles go through a buffer in L1: each source row segment is read
+  // whole and each destination row segment written whole, so power-of-two strides cause no
+  // cache-set thrashing.
   constexpr uint64_t kTile = sizeof(T) == 1 ? 64 : 32;
-  const uint64_t tile_rows = rows / kTile + (rows % kTile != 0);
-  const uint64_t grain = std::max<uint64_t>(1, kElementsPerTask / (kTile * cols));
-  pool.ParallelFor(tile_rows, grain, [&](uint64_t t0, uint64_t t1) {
-    for (uint64_t t = t0; t < t1; ++t) {
-      const uint64_t r0 = t * kTile, r1 = std::min(rows, r0 + kTile);
-      for (uint64_t c0 = 0; c0 < cols; c0 += kTile) {
-        const uint64_t c1 = std::min(cols, c0 + kTile);
-        for (uint64_t r = r0; r < r1; ++r) {
-          const T* in = src + r * pitch;
-          for (uint64_t c = c0; c < c1; ++c) dst[c * rows + r] = in[c];
+  constexpr uint64_t kBlock = 256;
+  static_assert(kBlock % kTile == 0);
+  const uint64_t block_rows = rows / kBlock + (rows % kBlock != 0);
+  const uint64_t block_cols = cols / kBlock + (cols % kBlock != 0);
+  pool.ParallelFor(block_rows * block_cols, 1, [&](uint64_t b0, uint64_t b1) {
+    T tile[kTile * kTile];
+    for (uint64_t b = b0; b < b1; ++b) {
+      const uint64_t br = (b / block_cols) * kBlock, bc = (b % block_cols) * kBlock;
+      for (uint64_t r0 = br; r0 < std::min(rows, br + kBlock); r0 += kTile) {
+        const uint64_t r1 = std::min(rows, r0 + kTile);
+        for (uint64_t c0 = bc; c0 < std::min(cols, bc + kBlock); c0 += kTile) {
+          const uint64_t c1 = std::min(cols, c0 + kTile);
+          for (uint64_t r = r0; r < r1; ++r) {
+            std::memcpy(tile + (r - r0) * kTile, src + r * pitch + c0, (c1 - c0) * sizeof(T));
+          }
+          for (uint64_t c = c0; c < c1; ++c) {
+            T* out = dst + c * rows;
+            for (uint64_t r = r0; r < r1; ++r) out[r] = tile[(r - r0) * kTile + (c - c0)];
+          }
         }
       }
     }

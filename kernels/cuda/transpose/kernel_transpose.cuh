@@ -1,0 +1,89 @@
+// Thin __global__ shells of the production transpose: map a block to its tiles (batch
+// included) and call the block-level algorithm of block_transpose.cuh; plus the copy kernels
+// a 1 x N or N x 1 transpose reduces to.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/cuda/transpose/block_transpose.cuh"
+
+namespace histd::cuda::transpose_detail {
+
+// Byte pointers and element counts of a (batched) transpose, resolved by the dispatch.
+struct Problem {
+  const char* in;
+  char* out;
+  int64_t rows, cols, in_pitch, out_pitch;  // elements
+  int64_t batch, in_batch_stride, out_batch_stride;  // elements
+  int elem_bytes;
+};
+
+// One block per tile (a grid-stride loop covers grids larger than the launch allows).
+// Tiles are numbered batch-major, then by input row band, then by input column band.
+template <class Tile>
+__global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm) TileTransposeKernel(Problem p) {
+  __shared__ typename Tile::Smem smem;
+  const int64_t tiles_c = (p.cols + Tile::kTileCols - 1) / Tile::kTileCols;
+  const int64_t tiles_r = (p.rows + Tile::kTileRows - 1) / Tile::kTileRows;
+  const int64_t per_matrix = tiles_r * tiles_c;
+  const int64_t total = per_matrix * p.batch;
+  for (int64_t tile = blockIdx.x; tile < total; tile += gridDim.x) {
+    const int64_t b = tile / per_matrix;
+    const int64_t rem = tile - b * per_matrix;
+    const int64_t tr = rem / tiles_c;
+    const int64_t tc = rem - tr * tiles_c;
+    const TileCoords t{tr * Tile::kTileRows, tc * Tile::kTileCols, p.rows, p.cols, p.in_pitch,
+                       p.out_pitch};
+    Tile::Run(smem, p.in + b * p.in_batch_stride * p.elem_bytes,
+              p.out + b * p.out_batch_stride * p.elem_bytes, t);
+  }
+}
+
+// 1 x N / N x 1 with arbitrary strides: out[b*obs + i*os] = in[b*ibs + i*is], element type T.
+template <typename T>
+__global__ void __launch_bounds__(256) StridedCopyKernel(const T* __restrict__ in, T* __restrict__ out,
+                                                         int64_t n, int64_t in_stride, int64_t out_stride,
+                                                         int64_t batch, int64_t in_batch_stride,
+                                                         int64_t out_batch_stride) {
+  const int64_t total = n * batch;
+  for (int64_t idx = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; idx < total;
+       idx += int64_t{gridDim.x} * blockDim.x) {
+    const int64_t b = idx / n;
+    const int64_t i = idx - b * n;
+    out[b * out_batch_stride + i * out_stride] = in[b * in_batch_stride + i * in_stride];
+  }
+}
+
+// Contiguous rows of `row_bytes` bytes, `batch` of them, 16-byte aligned starts and pitches:
+// uint4 body, byte tail. blockIdx.y strides over the batch.
+template <int kVectorsPerThread>
+__global__ void __launch_bounds__(256) RowCopyKernel(const char* __restrict__ in, char* __restrict__ out,
+                                                     int64_t row_bytes, int64_t batch,
+                                                     int64_t in_pitch_bytes, int64_t out_pitch_bytes) {
+  const int64_t vecs = row_bytes / 16;
+  const int64_t step = int64_t{gridDim.x} * blockDim.x * kVectorsPerThread;
+  for (int64_t b = blockIdx.y; b < batch; b += gridDim.y) {
+    const uint4* src = reinterpret_cast<const uint4*>(in + b * in_pitch_bytes);
+    uint4* dst = reinterpret_cast<uint4*>(out + b * out_pitch_bytes);
+    for (int64_t base = blockIdx.x * int64_t{blockDim.x} * kVectorsPerThread + threadIdx.x;
+         base < vecs; base += step) {
+      uint4 v[kVectorsPerThread];
+#pragma unroll
+      for (int u = 0; u < kVectorsPerThread; ++u) {
+        const int64_t i = base + int64_t{u} * blockDim.x;
+        if (i < vecs) v[u] = __ldg(src + i);
+      }
+#pragma unroll
+      for (int u = 0; u < kVectorsPerThread; ++u) {
+        const int64_t i = base + int64_t{u} * blockDim.x;
+        if (i < vecs) dst[i] = v[u];
+      }
+    }
+    if (blockIdx.x == 0) {
+      for (int64_t i = vecs * 16 + threadIdx.x; i < row_bytes; i += blockDim.x)
+        out[b * out_pitch_bytes + i] = in[b * in_pitch_bytes + i];
+    }
+  }
+}
+
+}  // namespace histd::cuda::transpose_detail

@@ -1,0 +1,255 @@
+// Host side of the production transpose: validation, path choice, launch, launch check.
+// Contract and usage: transpose.h. Kernels: kernel_transpose.cuh, block_transpose.cuh.
+#include "kernels/cuda/transpose/transpose.h"
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "kernels/cuda/common/cuda_status.h"
+#include "kernels/cuda/transpose/kernel_transpose.cuh"
+#include "kernels/cuda/transpose/tuning_transpose.h"
+
+namespace histd::cuda {
+namespace {
+
+namespace tt = transpose_tuning;
+using transpose_detail::Problem;
+
+constexpr int64_t kMaxDim = int64_t{1} << 40;  // keeps every product below below 2^63
+
+// Fills in the defaults (pitches, batch strides) of args.
+TransposeArgs Resolve(const TransposeArgs& a) {
+  TransposeArgs r = a;
+  if (r.in_pitch == 0) r.in_pitch = r.cols;
+  if (r.out_pitch == 0) r.out_pitch = r.rows;
+  if (r.in_batch_stride == 0) r.in_batch_stride = r.rows * r.in_pitch;
+  if (r.out_batch_stride == 0) r.out_batch_stride = r.cols * r.out_pitch;
+  return r;
+}
+
+bool Empty(const TransposeArgs& r) { return r.rows == 0 || r.cols == 0 || r.batch == 0; }
+
+// Bytes spanned by a batch of `n_rows` rows of `row_len` elements (non-empty).
+int64_t ExtentBytes(int64_t batch, int64_t batch_stride, int64_t n_rows, int64_t pitch,
+                    int64_t row_len, int elem_bytes) {
+  return ((batch - 1) * batch_stride + (n_rows - 1) * pitch + row_len) * elem_bytes;
+}
+
+// True when pointers, pitches and batch strides are all multiples of `bytes`.
+bool AlignedTo(const TransposeArgs& r, int bytes) {
+  const auto ok = [&](int64_t elems) { return (elems * r.elem_bytes) % bytes == 0; };
+  return reinterpret_cast<uintptr_t>(r.in) % bytes == 0 &&
+         reinterpret_cast<uintptr_t>(r.out) % bytes == 0 && ok(r.in_pitch) && ok(r.out_pitch) &&
+         (r.batch <= 1 || (ok(r.in_batch_stride) && ok(r.out_batch_stride)));
+}
+
+bool IsVector(const TransposeArgs& r) { return r.rows == 1 || r.cols == 1; }
+
+// Why `path` cannot take the (resolved, valid, non-empty) args; empty string when it can.
+std::string PathProblem(TransposePath path, const TransposeArgs& r) {
+  switch (path) {
+    case TransposePath::kAuto:
+    case TransposePath::kScalarTile32:
+    case TransposePath::kScalarTile64:
+      return "";
+    case TransposePath::kStridedCopy:
+      return IsVector(r) ? "" : "strided copy needs rows == 1 or cols == 1";
+    case TransposePath::kBytes4x4:
+      return r.elem_bytes == 1 && AlignedTo(r, 4) ? "" : "bytes4x4 needs 1-byte elements, 4-byte aligned";
+    case TransposePath::kVec4x4:
+      return r.elem_bytes == 4 && AlignedTo(r, 16) ? "" : "vec4x4 needs 4-byte elements, 16-byte aligned";
+    case TransposePath::kVec2x2:
+      return r.elem_bytes == 8 && AlignedTo(r, 16) ? "" : "vec2x2 needs 8-byte elements, 16-byte aligned";
+  }
+  return "unknown path";
+}
+
+TransposePath ChoosePath(const TransposeArgs& r) {
+  if (IsVector(r)) return TransposePath::kStridedCopy;
+  if (r.elem_bytes == 1 && AlignedTo(r, 4)) return TransposePath::kBytes4x4;
+  if (r.elem_bytes == 4 && AlignedTo(r, 16) && tt::kPreferVec4x4) return TransposePath::kVec4x4;
+  if (r.elem_bytes == 8 && AlignedTo(r, 16) && tt::kPreferVec2x2) return TransposePath::kVec2x2;
+  return tt::kFallbackScalarTile == 64 ? TransposePath::kScalarTile64 : TransposePath::kScalarTile32;
+}
+
+Problem MakeProblem(const TransposeArgs& r) {
+  return Problem{static_cast<const char*>(r.in), static_cast<char*>(r.out), r.rows, r.cols,
+                 r.in_pitch, r.out_pitch, r.batch, r.in_batch_stride, r.out_batch_stride,
+                 r.elem_bytes};
+}
+
+template <class Tile>
+absl::Status LaunchTiles(const TransposeArgs& r, const char* name, cudaStream_t stream) {
+  const int64_t tiles = ((r.rows + Tile::kTileRows - 1) / Tile::kTileRows) *
+                        ((r.cols + Tile::kTileCols - 1) / Tile::kTileCols) * r.batch;
+  const unsigned grid = static_cast<unsigned>(std::min<int64_t>(tiles, INT_MAX));
+  transpose_detail::TileTransposeKernel<Tile><<<grid, Tile::kThreads, 0, stream>>>(MakeProblem(r));
+  return CheckLaunch(name, stream);
+}
+
+template <typename T>
+absl::Status LaunchScalar(const TransposeArgs& r, int tile, cudaStream_t stream) {
+  using transpose_detail::ScalarTile;
+  if (tile == 64) return LaunchTiles<ScalarTile<T, tt::ScalarTile64>>(r, "transpose_scalar_tile64", stream);
+  return LaunchTiles<ScalarTile<T, tt::ScalarTile32>>(r, "transpose_scalar_tile32", stream);
+}
+
+absl::Status LaunchScalarAnyType(const TransposeArgs& r, int tile, cudaStream_t stream) {
+  switch (r.elem_bytes) {
+    case 1: return LaunchScalar<uint8_t>(r, tile, stream);
+    case 2: return LaunchScalar<uint16_t>(r, tile, stream);
+    case 4: return LaunchScalar<uint32_t>(r, tile, stream);
+    default: return LaunchScalar<unsigned long long>(r, tile, stream);
+  }
+}
+
+int SmCount() {
+  int device = 0, sms = 0;
+  if (cudaGetDevice(&device) != cudaSuccess ||
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
+    cudaGetLastError();
+    return 132;
+  }
+  return sms;
+}
+
+template <typename T>
+absl::Status LaunchStrided(const TransposeArgs& r, cudaStream_t stream) {
+  const int64_t n = std::max(r.rows, r.cols);
+  const int64_t in_stride = r.rows == 1 ? 1 : r.in_pitch;
+  const int64_t out_stride = r.rows == 1 ? r.out_pitch : 1;
+  const int64_t blocks = std::min<int64_t>((n * r.batch + 255) / 256, int64_t{SmCount()} * 32);
+  transpose_detail::StridedCopyKernel<T><<<static_cast<unsigned>(blocks), 256, 0, stream>>>(
+      static_cast<const T*>(r.in), static_cast<T*>(r.out), n, in_stride, out_stride, r.batch,
+      r.in_batch_stride, r.out_batch_stride);
+  return CheckLaunch("transpose_strided_copy", stream);
+}
+
+absl::Status LaunchVectorShape(const TransposeArgs& r, cudaStream_t stream) {
+  const int64_t n = std::max(r.rows, r.cols);
+  const bool contiguous = (r.rows == 1 ? r.out_pitch : r.in_pitch) == 1 || n == 1;
+  const int eb = r.elem_bytes;
+  const bool aligned16 = reinterpret_cast<uintptr_t>(r.in) % 16 == 0 &&
+                         reinterpret_cast<uintptr_t>(r.out) % 16 == 0 &&
+                         (r.batch <= 1 || ((r.in_batch_stride * eb) % 16 == 0 &&
+                                           (r.out_batch_stride * eb) % 16 == 0));
+  if (contiguous && aligned16) {
+    constexpr int kV = tt::StridedCopy::kVectorsPerThread;
+    const int64_t row_bytes = n * eb;
+    const int64_t per_block = int64_t{tt::StridedCopy::kThreads} * kV * 16;
+    const int64_t bx = std::max<int64_t>(1, std::min<int64_t>((row_bytes + per_block - 1) / per_block,
+                                                              int64_t{SmCount()} * 16));
+    const int64_t by = std::min<int64_t>(r.batch, 65535);
+    transpose_detail::RowCopyKernel<kV>
+        <<<dim3(static_cast<unsigned>(bx), static_cast<unsigned>(by)), tt::StridedCopy::kThreads, 0, stream>>>(
+            static_cast<const char*>(r.in), static_cast<char*>(r.out), row_bytes, r.batch,
+            r.in_batch_stride * eb, r.out_batch_stride * eb);
+    return CheckLaunch("transpose_row_copy", stream);
+  }
+  switch (eb) {
+    case 1: return LaunchStrided<uint8_t>(r, stream);
+    case 2: return LaunchStrided<uint16_t>(r, stream);
+    case 4: return LaunchStrided<uint32_t>(r, stream);
+    default: return LaunchStrided<unsigned long long>(r, stream);
+  }
+}
+
+}  // namespace
+
+const char* TransposePathName(TransposePath path) {
+  switch (path) {
+    case TransposePath::kAuto: return "auto";
+    case TransposePath::kStridedCopy: return "strided_copy";
+    case TransposePath::kBytes4x4: return "bytes4x4";
+    case TransposePath::kVec4x4: return "vec4x4";
+    case TransposePath::kVec2x2: return "vec2x2";
+    case TransposePath::kScalarTile32: return "scalar_tile32";
+    case TransposePath::kScalarTile64: return "scalar_tile64";
+  }
+  return "?";
+}
+
+absl::Status Transpose::can_implement(const TransposeArgs& args) {
+  const TransposeArgs r = Resolve(args);
+  const int eb = r.elem_bytes;
+  if (eb != 1 && eb != 2 && eb != 4 && eb != 8)
+    return absl::InvalidArgumentError(absl::StrCat("transpose: elem_bytes must be 1, 2, 4 or 8, got ", eb));
+  if (r.rows < 0 || r.cols < 0 || r.batch < 0 || r.rows > kMaxDim || r.cols > kMaxDim || r.batch > kMaxDim)
+    return absl::InvalidArgumentError(absl::StrCat("transpose: bad shape ", r.batch, " x ", r.rows, " x ", r.cols));
+  if (r.in_pitch < r.cols || r.in_pitch > kMaxDim)
+    return absl::InvalidArgumentError(absl::StrCat("transpose: in_pitch ", r.in_pitch, " < cols ", r.cols));
+  if (r.out_pitch < r.rows || r.out_pitch > kMaxDim)
+    return absl::InvalidArgumentError(absl::StrCat("transpose: out_pitch ", r.out_pitch, " < rows ", r.rows));
+  if (r.in_batch_stride < 0 || r.out_batch_stride < 0 || r.in_batch_stride > kMaxDim * 64 ||
+      r.out_batch_stride > kMaxDim * 64)
+    return absl::InvalidArgumentError("transpose: bad batch stride");
+  if (Empty(r)) return absl::OkStatus();
+  if (r.in == nullptr || r.out == nullptr)
+    return absl::InvalidArgumentError("transpose: null device pointer");
+  if (reinterpret_cast<uintptr_t>(r.in) % eb != 0 || reinterpret_cast<uintptr_t>(r.out) % eb != 0)
+    return absl::InvalidArgumentError(absl::StrCat("transpose: pointers must be aligned to elem_bytes ", eb));
+  // Product bounds: the largest offset must stay below 2^62 bytes.
+  const double span = (double(r.batch) * double(std::max(r.in_batch_stride, r.out_batch_stride)) +
+                       double(r.rows + r.cols) * double(r.in_pitch + r.out_pitch)) * eb;
+  if (span > 4.0e18) return absl::InvalidArgumentError("transpose: problem too large");
+  const int64_t out_matrix = (r.cols - 1) * r.out_pitch + r.rows;
+  if (r.batch > 1 && r.out_batch_stride < out_matrix)
+    return absl::InvalidArgumentError(absl::StrCat("transpose: out_batch_stride ", r.out_batch_stride,
+                                                   " lets output matrices overlap (need >= ", out_matrix, ")"));
+  const auto in_lo = reinterpret_cast<uintptr_t>(r.in);
+  const auto out_lo = reinterpret_cast<uintptr_t>(r.out);
+  const uintptr_t in_hi = in_lo + ExtentBytes(r.batch, r.in_batch_stride, r.rows, r.in_pitch, r.cols, eb);
+  const uintptr_t out_hi = out_lo + ExtentBytes(r.batch, r.out_batch_stride, r.cols, r.out_pitch, r.rows, eb);
+  if (in_lo < out_hi && out_lo < in_hi)
+    return absl::InvalidArgumentError("transpose: input and output overlap (in-place is not supported)");
+  return absl::OkStatus();
+}
+
+size_t Transpose::get_workspace_size(const TransposeArgs&) { return 0; }
+
+absl::Status Transpose::initialize(const TransposeArgs& args, void*, TransposePath path) {
+  initialized_ = false;
+  HISTD_RETURN_IF_ERROR(can_implement(args));
+  args_ = Resolve(args);
+  if (!Empty(args_)) {
+    const std::string problem = PathProblem(path, args_);
+    if (!problem.empty()) return absl::InvalidArgumentError(absl::StrCat("transpose: ", problem));
+    path_ = path == TransposePath::kAuto ? ChoosePath(args_) : path;
+  }
+  initialized_ = true;
+  return absl::OkStatus();
+}
+
+absl::Status Transpose::run(cudaStream_t stream) {
+  if (!initialized_) return absl::FailedPreconditionError("transpose: run() before initialize()");
+  const TransposeArgs& r = args_;
+  if (Empty(r)) return absl::OkStatus();
+  using transpose_detail::RegisterBlockTile;
+  switch (path_) {
+    case TransposePath::kStridedCopy:
+      return LaunchVectorShape(r, stream);
+    case TransposePath::kBytes4x4:
+      return LaunchTiles<RegisterBlockTile<1, tt::Bytes4x4>>(r, "transpose_bytes4x4", stream);
+    case TransposePath::kVec4x4:
+      return LaunchTiles<RegisterBlockTile<4, tt::Vec4x4>>(r, "transpose_vec4x4", stream);
+    case TransposePath::kVec2x2:
+      return LaunchTiles<RegisterBlockTile<8, tt::Vec2x2>>(r, "transpose_vec2x2", stream);
+    case TransposePath::kScalarTile64:
+      return LaunchScalarAnyType(r, 64, stream);
+    case TransposePath::kScalarTile32:
+    case TransposePath::kAuto:
+      return LaunchScalarAnyType(r, 32, stream);
+  }
+  return absl::InternalError("transpose: unknown path");
+}
+
+absl::Status RunTranspose(const TransposeArgs& args, cudaStream_t stream, TransposePath path) {
+  Transpose op;
+  HISTD_RETURN_IF_ERROR(op.initialize(args, nullptr, path));
+  return op.run(stream);
+}
+
+}  // namespace histd::cuda

@@ -1,0 +1,106 @@
+// Out-of-place matrix transpose on the GPU: host entry point (CUTLASS-style lifecycle).
+//
+//   histd::cuda::TransposeArgs args;
+//   args.in = d_in; args.out = d_out; args.elem_bytes = 1; args.rows = 256; args.cols = 8192;
+//   HISTD_RETURN_IF_ERROR(histd::cuda::Transpose::can_implement(args));
+//   size_t ws = histd::cuda::Transpose::get_workspace_size(args);   // always 0 today
+//   histd::cuda::Transpose op;
+//   HISTD_RETURN_IF_ERROR(op.initialize(args, /*workspace=*/nullptr));
+//   HISTD_RETURN_IF_ERROR(op.run(stream));
+//
+// Contract: for every b < batch, r < rows, c < cols
+//   out[b * out_batch_stride + c * out_pitch + r] = in[b * in_batch_stride + r * in_pitch + c]
+// (indices in elements of elem_bytes each). Nothing else of `out` is written (row padding
+// between cols/rows and the pitch is left untouched). Any shape (zero-sized dimensions are a
+// no-op), element sizes 1, 2, 4, 8, any pitch >= the row length, any pointer alignment that
+// is a multiple of the element size. Input and output must not overlap (out of place).
+// Pointers are device pointers. The op is asynchronous on `stream`; errors come back as
+// absl::Status carrying the CUDA error's name.
+//
+// Paths (chosen by the dispatch, tunings in tuning_transpose.h):
+//   * kStridedCopy   rows == 1 or cols == 1: a transpose is a (strided) copy.
+//   * kBytes4x4      1-byte elements, 4-byte aligned rows: each thread loads 4x4-byte blocks as
+//                    words, transposes them in registers (__byte_perm), tile through shared.
+//   * kVec4x4        4-byte elements, 16-byte aligned rows: 4x4 blocks as uint4.
+//   * kVec2x2        8-byte elements, 16-byte aligned rows: 2x2 blocks as uint4.
+//   * kScalarTile*   any alignment: the padded shared-memory tile (seed's best), one element
+//                    per access.
+//
+// Thread safety: Transpose objects are not shared; the static functions are thread-safe.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "absl/status/status.h"
+
+namespace histd::cuda {
+
+struct TransposeArgs {
+  const void* in = nullptr;
+  void* out = nullptr;
+  int elem_bytes = 4;            // 1, 2, 4 or 8
+  int64_t rows = 0;              // input rows (= output columns)
+  int64_t cols = 0;              // input columns (= output rows)
+  int64_t in_pitch = 0;          // elements between input rows; 0 means cols
+  int64_t out_pitch = 0;         // elements between output rows; 0 means rows
+  int64_t batch = 1;             // matrices in one launch
+  int64_t in_batch_stride = 0;   // elements between input matrices; 0 means rows * in_pitch
+  int64_t out_batch_stride = 0;  // elements between output matrices; 0 means cols * out_pitch
+};
+
+// Which kernel runs. kAuto lets the dispatch choose; the others force one (benchmarks and
+// tests), and run() fails with INVALID_ARGUMENT where the forced path cannot take the args.
+enum class TransposePath {
+  kAuto,
+  kStridedCopy,
+  kBytes4x4,
+  kVec4x4,
+  kVec2x2,
+  kScalarTile32,  // 32x32 tile, 32x8 threads
+  kScalarTile64,  // 64x64 tile, 64x8 threads
+};
+const char* TransposePathName(TransposePath path);
+
+class Transpose {
+ public:
+  // OK when the op can run on args; INVALID_ARGUMENT naming the problem otherwise.
+  static absl::Status can_implement(const TransposeArgs& args);
+  // Device workspace bytes run() needs (0: no path uses any).
+  static size_t get_workspace_size(const TransposeArgs& args);
+  // Validates args, resolves defaults and picks the path. `workspace` may be null when
+  // get_workspace_size is 0.
+  absl::Status initialize(const TransposeArgs& args, void* workspace = nullptr,
+                          TransposePath path = TransposePath::kAuto);
+  // Enqueues the transpose on `stream` and checks the launch.
+  absl::Status run(cudaStream_t stream);
+
+  TransposePath path() const { return path_; }
+
+ private:
+  TransposeArgs args_{};
+  TransposePath path_ = TransposePath::kAuto;
+  bool initialized_ = false;
+};
+
+// Convenience: can_implement + initialize + run in one call.
+absl::Status RunTranspose(const TransposeArgs& args, cudaStream_t stream,
+                          TransposePath path = TransposePath::kAuto);
+
+// ---- The seed's path (seeds/000_*), float32, tight pitches, for the benchmark table. ----
+// Each bounds-checks, so any rows x cols works (grid limits: rows, cols < 2^21).
+enum class SeedTranspose {
+  kCopy,        // plain copy with the transpose's indexing: the floor the seed compares with
+  kCopyShared,  // copy through a shared-memory tile with a barrier
+  kNaive,       // out[c][r] = in[r][c]: reads coalesced, writes strided
+  kCoalesced,   // 32x32 shared tile: both sides coalesced, 32-way bank conflicts on reads
+  kPadded,      // 32x33 tile: no bank conflicts
+  kDiagonal,    // padded tile plus diagonal block order (against partition camping)
+};
+const char* SeedTransposeName(SeedTranspose variant);
+absl::Status RunSeedTranspose(SeedTranspose variant, const float* in, float* out, int64_t rows,
+                              int64_t cols, cudaStream_t stream);
+
+}  // namespace histd::cuda

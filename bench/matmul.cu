@@ -174,7 +174,8 @@ class Bench {
       const int reps = s.Flops() > 2e11 ? 5 : 10;
       const double peer = TimeCublas(CUBLAS_PEDANTIC_MATH, reps);
       Row(t, "cuBLAS SGEMM pedantic FP32", peer, peer, -1);
-      for (const MatmulPath p : {MatmulPath::kSimt128x128, MatmulPath::kSimt128x128K16, MatmulPath::kSimt128x64,
+      for (const MatmulPath p : {MatmulPath::kSimt128x128, MatmulPath::kSimt128x128K16, MatmulPath::kSimt128x128K16S4,
+                                 MatmulPath::kSimt128x128K32, MatmulPath::kSimt128x64,
                                  MatmulPath::kSimt64x128, MatmulPath::kSimt64x64, MatmulPath::kSmallM,
                                  MatmulPath::kSmallN}) {
         for (const int split : {1, 2, 4}) {

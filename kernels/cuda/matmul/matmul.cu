@@ -42,7 +42,8 @@ GemmParams Params(const MatmulArgs& a) {
 }
 
 bool IsSimt(MatmulPath p) {
-  return p == MatmulPath::kSimt128x128 || p == MatmulPath::kSimt128x128K16 || p == MatmulPath::kSimt128x64 ||
+  return p == MatmulPath::kSimt128x128 || p == MatmulPath::kSimt128x128K16 || p == MatmulPath::kSimt128x128K16S4 ||
+         p == MatmulPath::kSimt128x128K32 || p == MatmulPath::kSimt128x64 ||
          p == MatmulPath::kSimt64x128 || p == MatmulPath::kSimt64x64;
 }
 
@@ -53,6 +54,8 @@ TileShape SimtShape(MatmulPath p) {
   switch (p) {
     case MatmulPath::kSimt128x128: return {mt::Simt128x128::BM, mt::Simt128x128::BN, mt::Simt128x128::kThreads};
     case MatmulPath::kSimt128x128K16:
+    case MatmulPath::kSimt128x128K16S4:
+    case MatmulPath::kSimt128x128K32:
       return {mt::Simt128x128K16::BM, mt::Simt128x128K16::BN, mt::Simt128x128K16::kThreads};
     case MatmulPath::kSimt128x64: return {mt::Simt128x64::BM, mt::Simt128x64::BN, mt::Simt128x64::kThreads};
     case MatmulPath::kSimt64x128: return {mt::Simt64x128::BM, mt::Simt64x128::BN, mt::Simt64x128::kThreads};
@@ -77,9 +80,10 @@ double ModelSimt(MatmulPath path, const MatmulArgs& a, int splits, int sms) {
   const int warps = t.threads / 32;
   int64_t remaining = CeilDiv(a.m, t.bm) * CeilDiv(a.n, t.bn) * s;
   double time = 0;
-  const double eff = path == MatmulPath::kSimt64x64 ? mt::kEff64x64
-                     : (path == MatmulPath::kSimt128x64 || path == MatmulPath::kSimt64x128) ? mt::kEffHalfTile
-                                                                                           : 1.0;
+  const double eff = path == MatmulPath::kSimt64x64    ? mt::kEff64x64
+                     : path == MatmulPath::kSimt128x64 ? mt::kEff128x64
+                     : path == MatmulPath::kSimt64x128 ? mt::kEff64x128
+                                                       : 1.0;
   while (remaining > 0) {
     const int64_t b = std::min<int64_t>(per_sm, CeilDiv(remaining, sms));
     const double occ = std::min(1.0, double(b * warps) / mt::kWarpsForFullRate);
@@ -197,10 +201,16 @@ absl::Status LaunchSmallMRows(const MatmulArgs& a, int splits, void* workspace, 
   float* partial = s > 1 ? static_cast<float*>(workspace) : nullptr;
   const dim3 grid(static_cast<unsigned>(CeilDiv(a.n, mt::kSmallMColsPerBlock)), static_cast<unsigned>(s),
                   static_cast<unsigned>(CeilDiv(a.m, kRows)));
-  if (Aligned16(a.b, a.ldb)) {
-    matmul_detail::SmallMKernel<kRows, true><<<grid, 256, 0, stream>>>(p, std::max<int64_t>(kps, 1), partial);
+  const int64_t k_per_split = std::max<int64_t>(kps, 1);
+  const bool vec_a = Aligned16(a.a, a.lda), vec_b = Aligned16(a.b, a.ldb);
+  if (vec_a && vec_b) {
+    matmul_detail::SmallMKernel<kRows, true, true><<<grid, 256, 0, stream>>>(p, k_per_split, partial);
+  } else if (vec_b) {
+    matmul_detail::SmallMKernel<kRows, false, true><<<grid, 256, 0, stream>>>(p, k_per_split, partial);
+  } else if (vec_a) {
+    matmul_detail::SmallMKernel<kRows, true, false><<<grid, 256, 0, stream>>>(p, k_per_split, partial);
   } else {
-    matmul_detail::SmallMKernel<kRows, false><<<grid, 256, 0, stream>>>(p, std::max<int64_t>(kps, 1), partial);
+    matmul_detail::SmallMKernel<kRows, false, false><<<grid, 256, 0, stream>>>(p, k_per_split, partial);
   }
   HISTD_RETURN_IF_ERROR(CheckLaunch("matmul_small_m", stream));
   if (partial == nullptr) return absl::OkStatus();
@@ -210,11 +220,12 @@ absl::Status LaunchSmallMRows(const MatmulArgs& a, int splits, void* workspace, 
 }
 
 absl::Status LaunchSmallM(const MatmulArgs& a, int splits, void* workspace, cudaStream_t stream) {
-  static_assert(mt::kSmallMRowsPerBlock == 8, "row templates below");
+  static_assert(mt::kSmallMRowsPerBlock == 16, "row templates below");
   if (a.m <= 1) return LaunchSmallMRows<1>(a, splits, workspace, stream);
   if (a.m <= 2) return LaunchSmallMRows<2>(a, splits, workspace, stream);
   if (a.m <= 4) return LaunchSmallMRows<4>(a, splits, workspace, stream);
-  return LaunchSmallMRows<8>(a, splits, workspace, stream);
+  if (a.m <= 8) return LaunchSmallMRows<8>(a, splits, workspace, stream);
+  return LaunchSmallMRows<16>(a, splits, workspace, stream);
 }
 
 template <int kCols>
@@ -260,6 +271,8 @@ const char* MatmulPathName(MatmulPath path) {
     case MatmulPath::kSeedTiled: return "seed tiled 32x32";
     case MatmulPath::kSimt128x128: return "simt 128x128x8 s4";
     case MatmulPath::kSimt128x128K16: return "simt 128x128x16 s3";
+    case MatmulPath::kSimt128x128K16S4: return "simt 128x128x16 s4";
+    case MatmulPath::kSimt128x128K32: return "simt 128x128x32 s3";
     case MatmulPath::kSimt128x64: return "simt 128x64x16 s3";
     case MatmulPath::kSimt64x128: return "simt 64x128x16 s3";
     case MatmulPath::kSimt64x64: return "simt 64x64x16 s3";
@@ -310,7 +323,7 @@ absl::Status Matmul::initialize(const MatmulArgs& args, void* workspace, MatmulC
     if (choice.path == MatmulPath::kSmallN && args.n > mt::kSmallNMaxCols)
       return absl::InvalidArgumentError(absl::StrCat("matmul: small-n path takes n <= ", mt::kSmallNMaxCols));
     if (choice.path == MatmulPath::kSmallM && CeilDiv(args.m, mt::kSmallMRowsPerBlock) > 65535)
-      return absl::InvalidArgumentError("matmul: small-m path takes m < 2^19");
+      return absl::InvalidArgumentError("matmul: small-m path takes m < 2^20");
     choice_ = Resolve(args, choice);
     if (choice_.split_k > 1) {
       if (workspace == nullptr || reinterpret_cast<uintptr_t>(workspace) % 256 != 0)
@@ -333,6 +346,8 @@ absl::Status Matmul::run(cudaStream_t stream) {
     case MatmulPath::kSeedTiled: return LaunchSeed(a, choice_.path, stream);
     case MatmulPath::kSimt128x128: return LaunchSimt<mt::Simt128x128>(a, s, workspace_, stream);
     case MatmulPath::kSimt128x128K16: return LaunchSimt<mt::Simt128x128K16>(a, s, workspace_, stream);
+    case MatmulPath::kSimt128x128K16S4: return LaunchSimt<mt::Simt128x128K16S4>(a, s, workspace_, stream);
+    case MatmulPath::kSimt128x128K32: return LaunchSimt<mt::Simt128x128K32>(a, s, workspace_, stream);
     case MatmulPath::kSimt128x64: return LaunchSimt<mt::Simt128x64>(a, s, workspace_, stream);
     case MatmulPath::kSimt64x128: return LaunchSimt<mt::Simt64x128>(a, s, workspace_, stream);
     case MatmulPath::kSimt64x64: return LaunchSimt<mt::Simt64x64>(a, s, workspace_, stream);

@@ -60,6 +60,8 @@ enum class MatmulPath {
   kSeedTiled,       // 32x32 shared-memory tiles, one output per thread
   kSimt128x128,     // block 128x128, BK 8, 4 stages, 256 threads
   kSimt128x128K16,  // block 128x128, BK 16, 3 stages, 256 threads
+  kSimt128x128K16S4,  // block 128x128, BK 16, 4 stages, 256 threads
+  kSimt128x128K32,  // block 128x128, BK 32, 3 stages, 256 threads
   kSimt128x64,      // block 128x64, BK 16, 3 stages, 128 threads
   kSimt64x128,      // block 64x128, BK 16, 3 stages, 128 threads
   kSimt64x64,       // block 64x64, BK 16, 3 stages, 64 threads

@@ -25,10 +25,14 @@ __device__ __forceinline__ float Epilogue(float acc, float alpha, float beta, co
 
 // grid: x = ceil(n / 128) column blocks, y = splits, z = ceil(m / kRows) row groups.
 // partial == nullptr: write C directly (one split). Otherwise partial[split][m][n].
-template <int kRows, bool kVecB>
-__global__ void __launch_bounds__(256) SmallMKernel(GemmParams p, int64_t k_per_split, float* partial) {
+// Warps take quads of 4 consecutive k, interleaved (warp w: quads w, w + 8, ...), two quads
+// per step so that 8 rows of B (128 bytes a lane) are in flight; A comes as float4 per row
+// and quad where aligned.
+template <int kRows, bool kVecA, bool kVecB>
+__global__ void __launch_bounds__(256, kRows >= 16 ? 1 : 2) SmallMKernel(GemmParams p, int64_t k_per_split, float* partial) {
   constexpr int kWarps = 8, kCols = 128;
-  __shared__ float red[kWarps][kRows][kCols];
+  constexpr int kRowsPerPass = kRows < 4 ? kRows : 4;
+  __shared__ float red[kWarps][kRowsPerPass][kCols];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int64_t n0 = int64_t{blockIdx.x} * kCols;
   const int64_t r0 = int64_t{blockIdx.z} * kRows;
@@ -44,51 +48,73 @@ __global__ void __launch_bounds__(256) SmallMKernel(GemmParams p, int64_t k_per_
 #pragma unroll
     for (int q = 0; q < 4; ++q) acc[r][q] = 0.0f;
 
-  auto step = [&](int64_t kk) {
-    float bv[4];
-    const float* brow = p.b + kk * p.ldb;
-    if (kVecB && (full_cols || col_of(3) < p.n)) {
-      const float4 v = __ldg(reinterpret_cast<const float4*>(brow + col_of(0)));
-      bv[0] = v.x, bv[1] = v.y, bv[2] = v.z, bv[3] = v.w;
-    } else {
+  auto quad = [&](int64_t kq) {
+    const bool whole = kq + 4 <= k_end;
+    float bv[4][4];
 #pragma unroll
-      for (int q = 0; q < 4; ++q) bv[q] = col_of(q) < p.n ? __ldg(brow + col_of(q)) : 0.0f;
+    for (int e = 0; e < 4; ++e) {
+      const float* brow = p.b + (kq + e) * p.ldb;
+      if (!(whole || kq + e < k_end)) {
+#pragma unroll
+        for (int q = 0; q < 4; ++q) bv[e][q] = 0.0f;
+      } else if (kVecB && (full_cols || col_of(3) < p.n)) {
+        const float4 v = __ldg(reinterpret_cast<const float4*>(brow + col_of(0)));
+        bv[e][0] = v.x, bv[e][1] = v.y, bv[e][2] = v.z, bv[e][3] = v.w;
+      } else {
+#pragma unroll
+        for (int q = 0; q < 4; ++q) bv[e][q] = col_of(q) < p.n ? __ldg(brow + col_of(q)) : 0.0f;
+      }
     }
 #pragma unroll
     for (int r = 0; r < kRows; ++r) {
-      const float av = r0 + r < p.m ? __ldg(p.a + (r0 + r) * p.lda + kk) : 0.0f;
+      float av[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+      if (r0 + r < p.m) {
+        const float* arow = p.a + (r0 + r) * p.lda + kq;
+        if (kVecA && whole) {
+          const float4 v = __ldg(reinterpret_cast<const float4*>(arow));
+          av[0] = v.x, av[1] = v.y, av[2] = v.z, av[3] = v.w;
+        } else {
 #pragma unroll
-      for (int q = 0; q < 4; ++q) acc[r][q] = fmaf(av, bv[q], acc[r][q]);
+          for (int e = 0; e < 4; ++e) av[e] = kq + e < k_end ? __ldg(arow + e) : 0.0f;
+        }
+      }
+#pragma unroll
+      for (int e = 0; e < 4; ++e)
+#pragma unroll
+        for (int q = 0; q < 4; ++q) acc[r][q] = fmaf(av[e], bv[e][q], acc[r][q]);
     }
   };
-  int64_t kk = k_begin + warp;
-  for (; kk + 3 * kWarps < k_end; kk += 4 * kWarps) {
-    step(kk);
-    step(kk + kWarps);
-    step(kk + 2 * kWarps);
-    step(kk + 3 * kWarps);
+  int64_t kq = k_begin + 4 * warp;
+  for (; kq + 4 * kWarps < k_end; kq += 8 * kWarps) {
+    quad(kq);
+    quad(kq + 4 * kWarps);
   }
-  for (; kk < k_end; kk += kWarps) step(kk);
+  for (; kq < k_end; kq += 4 * kWarps) quad(kq);
 
-  // Warps meet in shared memory; thread t then sums column t's values over warps in order.
+  // Warps meet in shared memory, kRowsPerPass rows at a time; thread t then adds column t's
+  // values over the warps in order.
 #pragma unroll
-  for (int r = 0; r < kRows; ++r)
+  for (int rb = 0; rb < kRows; rb += kRowsPerPass) {
 #pragma unroll
-    for (int q = 0; q < 4; ++q) red[warp][r][kVecB ? lane * 4 + q : lane + 32 * q] = acc[r][q];
-  __syncthreads();
-  for (int idx = threadIdx.x; idx < kRows * kCols; idx += blockDim.x) {
-    const int r = idx / kCols, cc = idx % kCols;
-    const int64_t row = r0 + r, col = n0 + cc;
-    if (row >= p.m || col >= p.n) continue;
-    float sum = 0.0f;
+    for (int r = 0; r < kRowsPerPass; ++r)
 #pragma unroll
-    for (int w = 0; w < kWarps; ++w) sum += red[w][r][cc];
-    if (partial == nullptr) {
-      float* c = p.c + row * p.ldc + col;
-      *c = Epilogue(sum, p.alpha, p.beta, c);
-    } else {
-      partial[(int64_t{blockIdx.y} * p.m + row) * p.n + col] = sum;
+      for (int q = 0; q < 4; ++q) red[warp][r][kVecB ? lane * 4 + q : lane + 32 * q] = acc[rb + r][q];
+    __syncthreads();
+    for (int idx = threadIdx.x; idx < kRowsPerPass * kCols; idx += blockDim.x) {
+      const int r = idx / kCols, cc = idx % kCols;
+      const int64_t row = r0 + rb + r, col = n0 + cc;
+      if (row >= p.m || col >= p.n) continue;
+      float sum = 0.0f;
+#pragma unroll
+      for (int w = 0; w < kWarps; ++w) sum += red[w][r][cc];
+      if (partial == nullptr) {
+        float* c = p.c + row * p.ldc + col;
+        *c = Epilogue(sum, p.alpha, p.beta, c);
+      } else {
+        partial[(int64_t{blockIdx.y} * p.m + row) * p.n + col] = sum;
+      }
     }
+    __syncthreads();
   }
 }
 
@@ -105,11 +131,25 @@ __global__ void __launch_bounds__(256) SplitKFinalizeKernel(GemmParams p, const 
   }
 }
 
+// A[row][k .. k+3], zeros past m or k (float4 when kVecA and the four are inside).
+template <bool kVecA>
+__device__ __forceinline__ float4 LoadA4(const GemmParams& p, int64_t row, int64_t k) {
+  float4 v = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+  if (row >= p.m || k >= p.k) return v;
+  const float* a = p.a + row * p.lda + k;
+  if (kVecA && k + 4 <= p.k) return __ldg(reinterpret_cast<const float4*>(a));
+  v.x = __ldg(a);
+  if (k + 1 < p.k) v.y = __ldg(a + 1);
+  if (k + 2 < p.k) v.z = __ldg(a + 2);
+  if (k + 3 < p.k) v.w = __ldg(a + 3);
+  return v;
+}
+
 // grid.x = ceil(m / (8 * kRowsPerWarp)); 256 threads. kCols >= n.
 template <int kCols, int kRowsPerWarp, int kChunk, bool kVecA>
 __global__ void __launch_bounds__(256) SmallNKernel(GemmParams p) {
   constexpr int kWarps = 8;
-  static_assert(kChunk % 128 == 0, "a warp step covers 128 k");
+  static_assert(kChunk % 256 == 0, "a warp step covers 256 k");
   __shared__ __align__(16) float bs[kCols][kChunk];
   static_assert(sizeof(bs) <= 48 * 1024, "B chunk exceeds the static shared-memory budget");
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -130,34 +170,31 @@ __global__ void __launch_bounds__(256) SmallNKernel(GemmParams p) {
       bs[j][kk] = (gk < p.k && j < p.n) ? __ldg(p.b + gk * p.ldb + j) : 0.0f;
     }
     __syncthreads();
-#pragma unroll 2
-    for (int s = 0; s < kChunk; s += 128) {
-      const int kk = s + lane * 4;  // this lane's 4 consecutive k in the chunk
-      const int64_t gk = kc + kk;
-      if (gk >= p.k) break;
-      float4 bv[kCols];
-#pragma unroll
-      for (int j = 0; j < kCols; ++j) bv[j] = *reinterpret_cast<const float4*>(&bs[j][kk]);
+    // Two 128-k steps at a time: 2 x kRowsPerWarp float4 of A in flight per lane.
+    for (int s = 0; s < kChunk; s += 256) {
+      const int kk0 = s + lane * 4, kk1 = kk0 + 128;
+      const int64_t gk0 = kc + kk0, gk1 = kc + kk1;
+      if (gk0 >= p.k) break;
+      float4 a0[kRowsPerWarp], a1[kRowsPerWarp];
 #pragma unroll
       for (int r = 0; r < kRowsPerWarp; ++r) {
-        const int64_t row = row0 + r;
-        if (row >= p.m) continue;
-        const float* arow = p.a + row * p.lda + gk;
-        float4 av;
-        if (kVecA && gk + 4 <= p.k) {
-          av = __ldg(reinterpret_cast<const float4*>(arow));
-        } else {
-          av.x = __ldg(arow);
-          av.y = gk + 1 < p.k ? __ldg(arow + 1) : 0.0f;
-          av.z = gk + 2 < p.k ? __ldg(arow + 2) : 0.0f;
-          av.w = gk + 3 < p.k ? __ldg(arow + 3) : 0.0f;
-        }
+        a0[r] = LoadA4<kVecA>(p, row0 + r, gk0);
+        a1[r] = LoadA4<kVecA>(p, row0 + r, gk1);
+      }
 #pragma unroll
-        for (int j = 0; j < kCols; ++j) {
-          acc[r][j] = fmaf(av.x, bv[j].x, acc[r][j]);
-          acc[r][j] = fmaf(av.y, bv[j].y, acc[r][j]);
-          acc[r][j] = fmaf(av.z, bv[j].z, acc[r][j]);
-          acc[r][j] = fmaf(av.w, bv[j].w, acc[r][j]);
+      for (int j = 0; j < kCols; ++j) {
+        const float4 b0 = *reinterpret_cast<const float4*>(&bs[j][kk0]);
+        const float4 b1 = *reinterpret_cast<const float4*>(&bs[j][kk1]);
+#pragma unroll
+        for (int r = 0; r < kRowsPerWarp; ++r) {
+          acc[r][j] = fmaf(a0[r].x, b0.x, acc[r][j]);
+          acc[r][j] = fmaf(a0[r].y, b0.y, acc[r][j]);
+          acc[r][j] = fmaf(a0[r].z, b0.z, acc[r][j]);
+          acc[r][j] = fmaf(a0[r].w, b0.w, acc[r][j]);
+          acc[r][j] = fmaf(a1[r].x, b1.x, acc[r][j]);
+          acc[r][j] = fmaf(a1[r].y, b1.y, acc[r][j]);
+          acc[r][j] = fmaf(a1[r].z, b1.z, acc[r][j]);
+          acc[r][j] = fmaf(a1[r].w, b1.w, acc[r][j]);
         }
       }
     }

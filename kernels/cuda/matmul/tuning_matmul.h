@@ -35,15 +35,17 @@ struct SimtTile {
 
 using Simt128x128 = SimtTile<128, 128, 8, 32, 64, 4>;
 using Simt128x128K16 = SimtTile<128, 128, 16, 32, 64, 3>;
+using Simt128x128K16S4 = SimtTile<128, 128, 16, 32, 64, 4>;
+using Simt128x128K32 = SimtTile<128, 128, 32, 32, 64, 3>;
 using Simt128x64 = SimtTile<128, 64, 16, 32, 64, 3>;
 using Simt64x128 = SimtTile<64, 128, 16, 32, 64, 3>;
 using Simt64x64 = SimtTile<64, 64, 16, 32, 64, 3>;
 
 // Small-m path (m <= kSmallMMaxRows): 256 threads, 128 columns per block (4 per lane), warps
-// interleaved over k, up to 8 rows per block (grid.z covers more), split-k over grid.y until
-// about kSmallMTargetBlocksPerSm blocks per SM.
+// interleaved over k, up to 16 rows per block (so B is read once; grid.z covers more when
+// forced), split-k over grid.y until about kSmallMTargetBlocksPerSm blocks per SM.
 inline constexpr int kSmallMMaxRows = 16;
-inline constexpr int kSmallMRowsPerBlock = 8;
+inline constexpr int kSmallMRowsPerBlock = 16;
 inline constexpr int kSmallMColsPerBlock = 128;
 inline constexpr int kSmallMTargetBlocksPerSm = 8;
 inline constexpr int kSmallMMinKPerSplit = 128;
@@ -58,9 +60,12 @@ inline constexpr int kSmallNKChunk = 1024;
 // block's work divided by its tile's relative efficiency and by an occupancy factor
 // min(1, warps on the SM / kWarpsForFullRate), plus split-k partial-sum traffic at
 // kSplitBytesCost FMA-slots per byte per SM (H100: 2.25e11 FMA/s vs 2.3e10 B/s per SM).
-inline constexpr MatmulPath kPreferredLargeTile = MatmulPath::kSimt128x128;
-inline constexpr double kEffHalfTile = 0.9;   // 128x64 and 64x128 relative to 128x128
-inline constexpr double kEff64x64 = 0.75;
+// Run 1 (H100, 2026-11-22): 128x128x16 s3 44.6 TFLOP/s at 4096^3 (0.866x cuBLAS), 128x128x8 s4
+// 41.7; 64x128 44.0; 128x64 41.5; 64x64 41.3.
+inline constexpr MatmulPath kPreferredLargeTile = MatmulPath::kSimt128x128K16;
+inline constexpr double kEff64x128 = 0.98;  // relative to 128x128x16
+inline constexpr double kEff128x64 = 0.93;
+inline constexpr double kEff64x64 = 0.93;
 inline constexpr double kWarpsForFullRate = 8.0;
 inline constexpr double kSplitBytesCost = 10.0;
 inline constexpr int64_t kMinKPerSplit = 256;

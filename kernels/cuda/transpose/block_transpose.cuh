@@ -12,8 +12,9 @@
 //     pointers and pitches of any alignment.
 //
 // Both handle partial tiles at the right and bottom edges with element-wise guarded
-// accesses; a full tile takes the unguarded path. Each Run ends with a barrier, so a block
-// can loop over tiles with the same shared memory.
+// accesses; a full tile takes the unguarded path. Each is split into Load (global ->
+// registers), Park (registers -> shared) and Store (shared -> global), so that the kernel can
+// issue the next tile's loads before it stores the current tile (kernel_transpose.cuh).
 #pragma once
 
 #include <cstdint>
@@ -116,36 +117,62 @@ struct RegisterBlockTile {
   static_assert((kThreads / 32) % (kWordCols / 8) == 0 && kThreads % kRowGroups == 0,
                 "a thread's blocks and words differ only by row");
 
-  __device__ static void Run(Smem& s, const char* __restrict__ in, char* __restrict__ out,
-                             const TileCoords& t) {
+  static constexpr int kGroups = kBlocks / kThreads;  // V x V blocks per thread
+
+  // A tile's blocks in flight: loaded by Load, parked in shared memory by Park, so that a
+  // block can load its next tile while it stores the current one.
+  struct Regs {
+    Word blk[kGroups][V];
+  };
+
+  // This thread's word column and first row group (load side).
+  __device__ __forceinline__ static int LoadWordCol() {
+    return (threadIdx.x & 7) + ((threadIdx.x >> 5) % (kWordCols / 8)) * 8;
+  }
+  __device__ __forceinline__ static int LoadRowGroup0() {
+    return ((threadIdx.x >> 3) & 3) + ((threadIdx.x >> 5) / (kWordCols / 8)) * 4;
+  }
+
+  // Global -> registers. A warp takes 8 word columns x 4 row groups, so every load instruction
+  // reads 4 rows x 8 whole words (full sectors).
+  __device__ __forceinline__ static void Load(Regs& r, const char* __restrict__ in, const TileCoords& t) {
     const bool full = t.r0 + kTileRows <= t.rows && t.c0 + kTileCols <= t.cols;
-    const int tid = threadIdx.x;
-    // Load: a warp takes 8 word columns x 4 row groups, so every load instruction reads
-    // 4 rows x 8 whole words (full sectors) and the parking stores hit distinct banks.
-    const int w = (tid & 7) + ((tid >> 5) % (kWordCols / 8)) * 8;
-    const int rg0 = ((tid >> 3) & 3) + ((tid >> 5) / (kWordCols / 8)) * 4;
+    const int w = LoadWordCol();
+    const int rg0 = LoadRowGroup0();
     const int64_t in_pitch_bytes = t.in_pitch * kElemBytes;
     const int64_t col = t.c0 + int64_t{w} * V;
     const char* src = in + (t.r0 + int64_t{rg0} * V) * in_pitch_bytes + col * kElemBytes;
 #pragma unroll
-    for (int i = 0; i < kBlocks / kThreads; ++i) {
-      const int rg = rg0 + i * kRowGroupStep;
-      Word blk[V];
+    for (int i = 0; i < kGroups; ++i) {
 #pragma unroll
       for (int k = 0; k < V; ++k)
-        blk[k] = full ? __ldg(reinterpret_cast<const Word*>(src + (i * kRowGroupStep * V + k) * in_pitch_bytes))
-                      : LoadEdge(in, t.r0 + int64_t{rg} * V + k, col, t);
-      BW::Transpose(blk);
+        r.blk[i][k] = full ? __ldg(reinterpret_cast<const Word*>(src + (i * kRowGroupStep * V + k) * in_pitch_bytes))
+                           : LoadEdge(in, t.r0 + int64_t{rg0 + i * kRowGroupStep} * V + k, col, t);
+    }
+  }
+
+  // Registers -> shared: transpose each block and park its V output words; the swizzle keeps
+  // the 32 (or 8, for 16-byte words) stores of a warp phase on distinct banks.
+  __device__ __forceinline__ static void Park(Smem& s, Regs& r) {
+    const int w = LoadWordCol();
+    const int rg0 = LoadRowGroup0();
+#pragma unroll
+    for (int i = 0; i < kGroups; ++i) {
+      BW::Transpose(r.blk[i]);
+      const int rg = rg0 + i * kRowGroupStep;
 #pragma unroll
       for (int j = 0; j < V; ++j) {
         const int out_row = w * V + j;
-        s.w[out_row][rg ^ Swizzle(out_row)] = blk[j];
+        s.w[out_row][rg ^ Swizzle(out_row)] = r.blk[i][j];
       }
     }
-    __syncthreads();
-    // Store: consecutive lanes write consecutive words of one output row.
-    const int rgc = tid % kRowGroups;
-    const int orow0 = tid / kRowGroups;
+  }
+
+  // Shared -> global: consecutive lanes write consecutive words of one output row.
+  __device__ __forceinline__ static void Store(const Smem& s, char* __restrict__ out, const TileCoords& t) {
+    const bool full = t.r0 + kTileRows <= t.rows && t.c0 + kTileCols <= t.cols;
+    const int rgc = threadIdx.x % kRowGroups;
+    const int orow0 = threadIdx.x / kRowGroups;
     const int64_t out_pitch_bytes = t.out_pitch * kElemBytes;
     const int64_t ocol = t.r0 + int64_t{rgc} * V;  // output column = input row
     char* dst = out + (t.c0 + orow0) * out_pitch_bytes + ocol * kElemBytes;
@@ -159,7 +186,6 @@ struct RegisterBlockTile {
         StoreEdge(word, out, t.c0 + out_row, ocol, t);
       }
     }
-    __syncthreads();
   }
 
  private:
@@ -218,39 +244,47 @@ struct ScalarTile {
   static_assert(sizeof(Smem) <= 48 * 1024, "tile exceeds the static shared-memory budget");
   static_assert(kTile % kBlockRows == 0 && kThreads <= 1024, "tile shape");
 
-  __device__ static void Run(Smem& s, const char* __restrict__ in_bytes, char* __restrict__ out_bytes,
-                             const TileCoords& t) {
+  static constexpr int kPerThread = kTile / kBlockRows;
+  struct Regs {
+    T v[kPerThread];
+  };
+
+  __device__ __forceinline__ static void Load(Regs& r, const char* __restrict__ in_bytes, const TileCoords& t) {
     const T* in = reinterpret_cast<const T*>(in_bytes);
-    T* out = reinterpret_cast<T*>(out_bytes);
-    const int tx = threadIdx.x % kTile;
-    const int ty = threadIdx.x / kTile;
+    const int tx = threadIdx.x % kTile, ty = threadIdx.x / kTile;
     const bool full = t.r0 + kTile <= t.rows && t.c0 + kTile <= t.cols;
+    const T* p = in + (t.r0 + ty) * t.in_pitch + t.c0 + tx;
     if (full) {
-      const T* p = in + (t.r0 + ty) * t.in_pitch + t.c0 + tx;
 #pragma unroll
-      for (int i = 0; i < kTile; i += kBlockRows) s.t[ty + i][tx] = p[i * t.in_pitch];
+      for (int i = 0; i < kPerThread; ++i) r.v[i] = p[i * kBlockRows * t.in_pitch];
     } else {
-      const int64_t c = t.c0 + tx;
+      const bool col_ok = t.c0 + tx < t.cols;
 #pragma unroll
-      for (int i = 0; i < kTile; i += kBlockRows) {
-        const int64_t r = t.r0 + ty + i;
-        if (r < t.rows && c < t.cols) s.t[ty + i][tx] = in[r * t.in_pitch + c];
-      }
+      for (int i = 0; i < kPerThread; ++i)
+        if (col_ok && t.r0 + ty + i * kBlockRows < t.rows) r.v[i] = p[i * kBlockRows * t.in_pitch];
     }
-    __syncthreads();
+  }
+
+  __device__ __forceinline__ static void Park(Smem& s, const Regs& r) {
+    const int tx = threadIdx.x % kTile, ty = threadIdx.x / kTile;
+#pragma unroll
+    for (int i = 0; i < kPerThread; ++i) s.t[ty + i * kBlockRows][tx] = r.v[i];
+  }
+
+  __device__ __forceinline__ static void Store(const Smem& s, char* __restrict__ out_bytes, const TileCoords& t) {
+    T* out = reinterpret_cast<T*>(out_bytes);
+    const int tx = threadIdx.x % kTile, ty = threadIdx.x / kTile;
+    const bool full = t.r0 + kTile <= t.rows && t.c0 + kTile <= t.cols;
+    T* p = out + (t.c0 + ty) * t.out_pitch + t.r0 + tx;
     if (full) {
-      T* p = out + (t.c0 + ty) * t.out_pitch + t.r0 + tx;
 #pragma unroll
-      for (int i = 0; i < kTile; i += kBlockRows) p[i * t.out_pitch] = s.t[tx][ty + i];
+      for (int i = 0; i < kPerThread; ++i) p[i * kBlockRows * t.out_pitch] = s.t[tx][ty + i * kBlockRows];
     } else {
-      const int64_t ocol = t.r0 + tx;
+      const bool col_ok = t.r0 + tx < t.rows;
 #pragma unroll
-      for (int i = 0; i < kTile; i += kBlockRows) {
-        const int64_t orow = t.c0 + ty + i;
-        if (orow < t.cols && ocol < t.rows) out[orow * t.out_pitch + ocol] = s.t[tx][ty + i];
-      }
+      for (int i = 0; i < kPerThread; ++i)
+        if (col_ok && t.c0 + ty + i * kBlockRows < t.cols) p[i * kBlockRows * t.out_pitch] = s.t[tx][ty + i * kBlockRows];
     }
-    __syncthreads();
   }
 };
 

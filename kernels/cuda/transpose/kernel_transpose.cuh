@@ -18,8 +18,22 @@ struct Problem {
   int elem_bytes;
 };
 
-// One block per tile (a grid-stride loop covers grids larger than the launch allows).
-// Tiles are numbered batch-major, then by input row band, then by input column band.
+// A persistent grid: block b takes tiles b, b + gridDim.x, ... (numbered batch-major, then by
+// input row band, then by input column band). Software pipelined: the next tile's loads are
+// in flight while the current tile goes from shared memory to global memory, so an SM always
+// has reads outstanding instead of alternating between loading and storing.
+template <class Tile>
+__device__ __forceinline__ TileCoords TileAt(const Problem& p, int64_t tile, int64_t tiles_c, int64_t per_matrix,
+                                             const char** in, char** out) {
+  const int64_t b = tile / per_matrix;
+  const int64_t rem = tile - b * per_matrix;
+  const int64_t tr = rem / tiles_c;
+  const int64_t tc = rem - tr * tiles_c;
+  *in = p.in + b * p.in_batch_stride * p.elem_bytes;
+  *out = p.out + b * p.out_batch_stride * p.elem_bytes;
+  return TileCoords{tr * Tile::kTileRows, tc * Tile::kTileCols, p.rows, p.cols, p.in_pitch, p.out_pitch};
+}
+
 template <class Tile>
 __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm) TileTransposeKernel(Problem p) {
   __shared__ typename Tile::Smem smem;
@@ -27,15 +41,31 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm) TileTra
   const int64_t tiles_r = (p.rows + Tile::kTileRows - 1) / Tile::kTileRows;
   const int64_t per_matrix = tiles_r * tiles_c;
   const int64_t total = per_matrix * p.batch;
-  for (int64_t tile = blockIdx.x; tile < total; tile += gridDim.x) {
-    const int64_t b = tile / per_matrix;
-    const int64_t rem = tile - b * per_matrix;
-    const int64_t tr = rem / tiles_c;
-    const int64_t tc = rem - tr * tiles_c;
-    const TileCoords t{tr * Tile::kTileRows, tc * Tile::kTileCols, p.rows, p.cols, p.in_pitch,
-                       p.out_pitch};
-    Tile::Run(smem, p.in + b * p.in_batch_stride * p.elem_bytes,
-              p.out + b * p.out_batch_stride * p.elem_bytes, t);
+  int64_t tile = blockIdx.x;
+  if (tile >= total) return;
+  const char* in;
+  char* out;
+  TileCoords t = TileAt<Tile>(p, tile, tiles_c, per_matrix, &in, &out);
+  typename Tile::Regs regs;
+  Tile::Load(regs, in, t);
+  for (;;) {
+    Tile::Park(smem, regs);
+    __syncthreads();
+    const int64_t next = tile + gridDim.x;
+    const char* next_in = nullptr;
+    char* next_out = nullptr;
+    TileCoords next_t{};
+    if (next < total) {
+      next_t = TileAt<Tile>(p, next, tiles_c, per_matrix, &next_in, &next_out);
+      Tile::Load(regs, next_in, next_t);
+    }
+    Tile::Store(smem, out, t);
+    if (next >= total) break;
+    __syncthreads();  // shared tile fully read before the next Park
+    tile = next;
+    t = next_t;
+    in = next_in;
+    out = next_out;
   }
 }
 

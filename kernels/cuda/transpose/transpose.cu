@@ -3,6 +3,7 @@
 #include "kernels/cuda/transpose/transpose.h"
 
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <cstdint>
 #include <string>
@@ -81,11 +82,37 @@ Problem MakeProblem(const TransposeArgs& r) {
                  r.elem_bytes};
 }
 
+int SmCount();
+
+// Blocks of `kernel` that fit on one SM (cached per kernel and device; at most 16 devices).
+template <class Tile>
+int ResidentBlocksPerSm() {
+  static std::atomic<int> cache[16];
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) {
+    cudaGetLastError();
+    device = 0;
+  }
+  std::atomic<int>& slot = cache[device & 15];
+  int blocks = slot.load(std::memory_order_relaxed);
+  if (blocks > 0) return blocks;
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, transpose_detail::TileTransposeKernel<Tile>,
+                                                    Tile::kThreads, 0) != cudaSuccess ||
+      blocks <= 0) {
+    cudaGetLastError();
+    blocks = Tile::kMinBlocksPerSm;
+  }
+  slot.store(blocks, std::memory_order_relaxed);
+  return blocks;
+}
+
+// A persistent grid: as many blocks as fit on the GPU at once (fewer for small problems).
 template <class Tile>
 absl::Status LaunchTiles(const TransposeArgs& r, const char* name, cudaStream_t stream) {
   const int64_t tiles = ((r.rows + Tile::kTileRows - 1) / Tile::kTileRows) *
                         ((r.cols + Tile::kTileCols - 1) / Tile::kTileCols) * r.batch;
-  const unsigned grid = static_cast<unsigned>(std::min<int64_t>(tiles, INT_MAX));
+  const int64_t resident = int64_t{SmCount()} * ResidentBlocksPerSm<Tile>();
+  const unsigned grid = static_cast<unsigned>(std::min<int64_t>(tiles, resident));
   transpose_detail::TileTransposeKernel<Tile><<<grid, Tile::kThreads, 0, stream>>>(MakeProblem(r));
   return CheckLaunch(name, stream);
 }

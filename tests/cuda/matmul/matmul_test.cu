@@ -124,7 +124,7 @@ void RunOn(const HostProblem& h, MatmulChoice choice) {
   int64_t bad = 0;
   for (size_t idx = 0; idx < got.size(); ++idx) {
     const int64_t rel = static_cast<int64_t>(idx) - g.c_off;
-    const int64_t i = rel >= 0 ? rel / ldc : -1, j = rel >= 0 ? rel % ldc : -1;
+    const int64_t i = rel >= 0 && ldc > 0 ? rel / ldc : -1, j = rel >= 0 && ldc > 0 ? rel % ldc : -1;
     const bool element = rel >= 0 && i < g.m && j < g.n;
     if (!element) {  // padding and guards: bit for bit as before
       if (FloatBits(got[idx]) != FloatBits(h.c0[idx]) && bad++ < 5)
@@ -140,7 +140,8 @@ void RunOn(const HostProblem& h, MatmulChoice choice) {
 
 std::vector<MatmulChoice> ChoicesFor(const GemmCase& g) {
   std::vector<MatmulChoice> out = {{MatmulPath::kAuto, 0},          {MatmulPath::kSimt128x128, 1},
-                                   {MatmulPath::kSimt128x128K16, 1}, {MatmulPath::kSimt128x64, 1},
+                                   {MatmulPath::kSimt128x128K16, 1}, {MatmulPath::kSimt128x128K16S4, 1},
+                                   {MatmulPath::kSimt128x128K32, 2},  {MatmulPath::kSimt128x64, 1},
                                    {MatmulPath::kSimt64x128, 1},     {MatmulPath::kSimt64x64, 1},
                                    {MatmulPath::kSimt64x64, 3},      {MatmulPath::kSmallM, 1},
                                    {MatmulPath::kSmallM, 4}};

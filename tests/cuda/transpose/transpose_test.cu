@@ -97,9 +97,10 @@ void RunCase(const Case& c, uint64_t seed) {
     size_t i = 0;
     while (got[i] == want[i]) ++i;
     const int64_t e = static_cast<int64_t>(i) / eb - c.out_offset;
-    const int64_t b = e / out_bs, rem = e % out_bs;
+    const int64_t b = out_bs > 0 ? e / out_bs : 0, rem = out_bs > 0 ? e % out_bs : e;
     ADD_FAILURE() << "first wrong byte " << i << ": got " << int(got[i]) << " want " << int(want[i])
-                  << " (output batch " << b << ", row " << rem / out_pitch << ", col " << rem % out_pitch << ")";
+                  << " (output batch " << b << ", row " << (out_pitch > 0 ? rem / out_pitch : 0) << ", col "
+                  << (out_pitch > 0 ? rem % out_pitch : rem) << ")";
   }
 }
 

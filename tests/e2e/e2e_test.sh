@@ -3,7 +3,8 @@
 #   bash e2e_test.sh <path-to-histd> <path-to-histctl> [<path-to-histd_e2e_tool>]
 # Starts histd on a free loopback port, ingests generated files with histctl (raw indices,
 # CSV indices, x/y pairs), queries them back to .npy and compares them byte for byte with
-# histograms computed independently by histd_e2e_tool (saturation included); checks info
+# histograms computed independently by histd_e2e_tool (saturation included), also from .npy
+# and standard input; checks info
 # counters, region/rebin/transpose queries, projections, that a bad file is rejected with a
 # non-zero exit and nothing of it applied, every other subcommand once, and that SIGTERM
 # makes histd exit 0. Needs only bash and coreutils (no python, no numpy).
@@ -147,6 +148,18 @@ ctl create c --rows=7 --cols=13 --cap=3 >/dev/null
 ctl ingest c "$WORK/samples.csv" --progress=off >/dev/null || fail "CSV ingest exited non-zero"
 ctl query c -o "$WORK/c.npy" 2>/dev/null
 compare "$WORK/c.npy" "$WORK/c_expected.npy"
+
+step "npy ingest, then standard input"
+ctl create n --rows=33 --cols=65 --cap=9 >/dev/null
+"$TOOL" gen-indices 33 65 9 20000 11 "$WORK/samples.npy" "$WORK/n_expected.npy"
+ctl ingest n "$WORK/samples.npy" --progress=off >/dev/null || fail "npy ingest exited non-zero"
+ctl query n -o "$WORK/n.npy" 2>/dev/null
+compare "$WORK/n.npy" "$WORK/n_expected.npy"
+ctl create s --rows=33 --cols=65 --cap=9 >/dev/null
+"$TOOL" gen-indices 33 65 9 20000 11 "$WORK/samples_s.u32" "$WORK/s_expected.npy"
+ctl ingest s - --type=index --progress=off <"$WORK/samples_s.u32" >/dev/null || fail "stdin ingest exited non-zero"
+ctl query s -o "$WORK/s.npy" 2>/dev/null
+compare "$WORK/s.npy" "$WORK/n_expected.npy"
 
 # ---------------------------------------------------------------- x/y pairs
 step "x/y ingest with under/overflow"

@@ -3,7 +3,7 @@
 // has its own tiny .npy reader/writer and its own reference loop, so that a bug in histctl's
 // file code or in the server cannot cancel out.
 //
-//   gen-indices ROWS COLS CAP N SEED OUT(.u32|.csv) EXPECTED.npy
+//   gen-indices ROWS COLS CAP N SEED OUT(.u32|.csv|.npy) EXPECTED.npy
 //       N flattened indices, ~70% in a small hot block (saturates), the rest uniform, plus
 //       the first and last bin; EXPECTED is rows x cols u8 of min(cap, hits).
 //   gen-xy ROWS COLS CAP N SEED XLO XHI YLO YHI OUT.f32 EXPECTED.npy COUNTS.txt
@@ -165,7 +165,12 @@ int GenIndices(char** a) {
     samples.push_back(static_cast<uint32_t>(index));
     ++hits[index];
   }
-  if (out.size() > 4 && out.compare(out.size() - 4, 4, ".csv") == 0) {
+  const auto ends_with = [&](const char* ext) {
+    return out.size() > 4 && out.compare(out.size() - 4, 4, ext) == 0;
+  };
+  if (ends_with(".npy")) {
+    WriteNpy(out, Npy{"<u4", {n}, std::string(reinterpret_cast<const char*>(samples.data()), 4 * n)});
+  } else if (ends_with(".csv")) {
     std::string text = "index\n";
     for (uint32_t s : samples) text += std::to_string(s) + "\n";
     WriteBytes(out, text);

@@ -119,6 +119,9 @@ class Engine {
   // target = min(target.cap, target + source), bin by bin. Shapes (rows, cols) must match:
   // INVALID_ARGUMENT otherwise. source == target is allowed (doubles, saturating).
   virtual absl::Status Merge(const HistogramStorage& source, HistogramStorage& target) = 0;
+  // target = min(target.cap, target + bins), bin by bin, from host memory holding
+  // target.shape().bins() bytes: merging across devices, restoring a snapshot.
+  virtual absl::Status MergeFromHost(const uint8_t* bins, HistogramStorage& target) = 0;
   virtual absl::StatusOr<HistogramSummary> Summarize(const HistogramStorage& histogram) = 0;
   // Writes the region (see ReadSpec) to out, which holds at least ReadBinsBytes(spec).
   virtual absl::Status ReadBins(const HistogramStorage& histogram, const ReadSpec& spec,

@@ -2,6 +2,7 @@
 
 #include "absl/status/status.h"
 #include "kernels/cpu/cpu_engine.h"
+#include "kernels/multi_engine.h"
 #if HISTD_HAVE_CUDA_ENGINE
 #include "kernels/cuda/engine/cuda_engine.h"
 #endif
@@ -22,7 +23,16 @@ absl::StatusOr<std::unique_ptr<Engine>> MakeEngine(const EngineOptions& options)
   if (kind == EngineKind::kCpu) return MakeCpuEngine(options.cpu_threads);
 #if HISTD_HAVE_CUDA_ENGINE
   if (!CudaEngineAvailable()) return absl::UnavailableError("cuda engine: no CUDA device is visible");
-  return MakeCudaEngine(options.cuda_device);
+  if (options.cuda_device >= 0) return MakeCudaEngine(options.cuda_device);
+  const int count = CudaDeviceCount();
+  if (count == 1) return MakeCudaEngine(0);
+  std::vector<std::unique_ptr<Engine>> members;
+  for (int device = 0; device < count; ++device) {
+    auto member = MakeCudaEngine(device);
+    if (!member.ok()) return member.status();
+    members.push_back(std::move(*member));
+  }
+  return MakeMultiEngine(std::move(members));
 #else
   return absl::UnavailableError("cuda engine: this build has no CUDA engine (nvcc was not found at build time)");
 #endif

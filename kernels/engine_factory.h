@@ -15,8 +15,9 @@ struct EngineOptions {
   EngineKind kind = EngineKind::kAuto;
   // CPU engine worker threads; 0 means every hardware thread.
   int cpu_threads = 0;
-  // CUDA engine: the device ordinal.
-  int cuda_device = 0;
+  // CUDA engine: one device ordinal, or -1 for every visible device (histograms are then
+  // placed on the device with the fewest bytes in use; see kernels/multi_engine.h).
+  int cuda_device = -1;
 };
 
 // True when this build includes the CUDA engine and at least one GPU is visible.

@@ -27,6 +27,20 @@ struct AxisRange {
   float hi = 0.0f;
 };
 
+// scale = float(bins) / (hi - lo), each step rounded to nearest float32; the single
+// definition both engines use.
+#if defined(__CUDACC__)
+__host__ __device__
+#endif
+inline float AxisScale(float lo, float hi, uint32_t bins) {
+#if defined(__CUDA_ARCH__)
+  return __fdiv_rn(__uint2float_rn(bins), __fsub_rn(hi, lo));
+#else
+  volatile float width = hi - lo;
+  return static_cast<float>(bins) / width;
+#endif
+}
+
 // Binning of one coordinate; the single definition both engines use. Returns -1 for
 // underflow, -2 for overflow, else the bin.
 #if defined(__CUDACC__)

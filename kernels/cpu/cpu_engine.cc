@@ -114,6 +114,15 @@ absl::Status CpuEngine::Merge(const HistogramStorage& source, HistogramStorage& 
   return absl::OkStatus();
 }
 
+absl::Status CpuEngine::MergeFromHost(const uint8_t* bins, HistogramStorage& target) {
+  absl::StatusOr<const CpuHistogram*> t = AsCpu(&target, "merge target");
+  if (!t.ok()) return t.status();
+  if (bins == nullptr) return absl::InvalidArgumentError("merge from host: no source bins");
+  HistogramLocks lock({*t}, Mode::kExclusive);
+  CpuMerge(bins, (*t)->bins(), target.shape().bins(), target.shape().cap, pool_);
+  return absl::OkStatus();
+}
+
 absl::StatusOr<HistogramSummary> CpuEngine::Summarize(const HistogramStorage& histogram) {
   absl::StatusOr<const CpuHistogram*> h = AsCpu(&histogram, "summarize");
   if (!h.ok()) return h.status();

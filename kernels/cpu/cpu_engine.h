@@ -38,6 +38,7 @@ class CpuEngine final : public Engine {
       const HistogramShape& shape) override;
   absl::Status Reset(HistogramStorage& histogram) override;
   absl::Status Merge(const HistogramStorage& source, HistogramStorage& target) override;
+  absl::Status MergeFromHost(const uint8_t* bins, HistogramStorage& target) override;
   absl::StatusOr<HistogramSummary> Summarize(const HistogramStorage& histogram) override;
   absl::Status ReadBins(const HistogramStorage& histogram, const ReadSpec& spec,
                         void* out) override;

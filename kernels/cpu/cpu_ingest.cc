@@ -64,11 +64,8 @@ void IngestIndices(const uint32_t* indices, uint64_t n, uint8_t* bins, uint64_t 
 
 void IngestCoords(const float* xy, uint64_t n, const IngestItem& item, uint8_t* bins,
                   const HistogramShape& shape, TaskResult* out) {
-  // Scale rounded to float32 at each step, as AxisBin's contract asks.
-  const float x_width = item.x.hi - item.x.lo;
-  const float y_width = item.y.hi - item.y.lo;
-  const float x_scale = static_cast<float>(shape.cols) / x_width;
-  const float y_scale = static_cast<float>(shape.rows) / y_width;
+  const float x_scale = AxisScale(item.x.lo, item.x.hi, shape.cols);
+  const float y_scale = AxisScale(item.y.lo, item.y.hi, shape.rows);
   IngestItemResult& r = out->result;
   for (uint64_t i = 0; i < n; ++i) {
     const int64_t col = AxisBin(xy[2 * i], item.x.lo, item.x.hi, x_scale, shape.cols);

@@ -184,6 +184,18 @@ TEST_P(ReadTest, MergeSaturatesAtTheTargetCap) {
   }
 }
 
+TEST_P(ReadTest, MergeFromHostSaturatesAtTheTargetCap) {
+  HISTD_SEEDED_RNG(rng);
+  std::vector<uint8_t> t_bins;
+  auto target = Random(rng, 13, 1001, 9, &t_bins);
+  ASSERT_NE(target, nullptr);
+  std::vector<uint8_t> host = RandomBins(rng, t_bins.size(), 255);
+  ASSERT_TRUE(engine().MergeFromHost(host.data(), *target).ok());
+  for (size_t i = 0; i < t_bins.size(); ++i)
+    t_bins[i] = static_cast<uint8_t>(std::min<int>(9, int{host[i]} + t_bins[i]));
+  EXPECT_EQ(ReadAll(engine(), *target), t_bins);
+}
+
 TEST_P(ReadTest, MergeIntoItselfDoublesSaturating) {
   HISTD_SEEDED_RNG(rng);
   std::vector<uint8_t> bins;

@@ -138,9 +138,11 @@ class Bench {
       Buffers b = Alloc(static_cast<size_t>(s.batch * s.rows * s.cols * s.eb));
       const double peer = TimeGeam(s, b);
       if (peer > 0) Row(t, s.eb == 4 ? "cublasSgeam" : "cublasDgeam", s, peer, peer);
-      for (const TransposePath p : {TransposePath::kAuto, TransposePath::kBytes4x4, TransposePath::kVec4x4,
-                                    TransposePath::kVec2x2, TransposePath::kScalarTile32, TransposePath::kScalarTile64,
-                                    TransposePath::kStridedCopy}) {
+      for (const TransposePath p :
+           {TransposePath::kAuto, TransposePath::kBytes4x4, TransposePath::kBytes4x4Wide, TransposePath::kBytes4x4Tall,
+            TransposePath::kVec4x4, TransposePath::kVec2x2, TransposePath::kScalarTile32, TransposePath::kScalarTile64,
+            TransposePath::kScalarTile64Pipelined, TransposePath::kStridedCopy}) {
+        if (p == TransposePath::kScalarTile32 && (s.rows == 1 || s.cols == 1)) continue;  // seconds, nothing learnt
         const double ms = TimePath(s, b, p);
         if (ms < 0) continue;
         std::string name = p == TransposePath::kAuto ? "histd transpose (auto)" : std::string("  path ") +

@@ -44,7 +44,10 @@ using Simt64x64 = SimtTile<64, 64, 16, 32, 64, 3>;
 // Small-m path (m <= kSmallMMaxRows): 256 threads, 128 columns per block (4 per lane), warps
 // interleaved over k, up to 16 rows per block (so B is read once; grid.z covers more when
 // forced), split-k over grid.y until about kSmallMTargetBlocksPerSm blocks per SM.
-inline constexpr int kSmallMMaxRows = 16;
+// Run 2: one row 1 x 8192 x 8192 1.00x cuBLAS; 16 rows (one 16-row block per B column
+// block) 0.24x, where the SIMT 64x128 tile with split-k 2 reached 0.69x: above 4 rows the
+// SIMT path with split-k takes over.
+inline constexpr int kSmallMMaxRows = 4;
 inline constexpr int kSmallMRowsPerBlock = 16;
 inline constexpr int kSmallMColsPerBlock = 128;
 inline constexpr int kSmallMTargetBlocksPerSm = 8;

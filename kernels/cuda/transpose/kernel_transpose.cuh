@@ -69,6 +69,29 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm) TileTra
   }
 }
 
+// One block per tile, no pipelining (the seed's structure): load, park, barrier, store.
+// Measured better than the persistent kernel where rows are not 16-byte aligned (odd pitches,
+// 8-byte elements): see tuning_transpose.h.
+template <class Tile>
+__global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm) OneTileKernel(Problem p) {
+  __shared__ typename Tile::Smem smem;
+  const int64_t tiles_c = (p.cols + Tile::kTileCols - 1) / Tile::kTileCols;
+  const int64_t tiles_r = (p.rows + Tile::kTileRows - 1) / Tile::kTileRows;
+  const int64_t per_matrix = tiles_r * tiles_c;
+  const int64_t total = per_matrix * p.batch;
+  for (int64_t tile = blockIdx.x; tile < total; tile += gridDim.x) {
+    const char* in;
+    char* out;
+    const TileCoords t = TileAt<Tile>(p, tile, tiles_c, per_matrix, &in, &out);
+    typename Tile::Regs regs;
+    Tile::Load(regs, in, t);
+    Tile::Park(smem, regs);
+    __syncthreads();
+    Tile::Store(smem, out, t);
+    __syncthreads();
+  }
+}
+
 // 1 x N / N x 1 with arbitrary strides: out[b*obs + i*os] = in[b*ibs + i*is], element type T.
 template <typename T>
 __global__ void __launch_bounds__(256) StridedCopyKernel(const T* __restrict__ in, T* __restrict__ out,

@@ -55,10 +55,13 @@ std::string PathProblem(TransposePath path, const TransposeArgs& r) {
     case TransposePath::kAuto:
     case TransposePath::kScalarTile32:
     case TransposePath::kScalarTile64:
+    case TransposePath::kScalarTile64Pipelined:
       return "";
     case TransposePath::kStridedCopy:
       return IsVector(r) ? "" : "strided copy needs rows == 1 or cols == 1";
     case TransposePath::kBytes4x4:
+    case TransposePath::kBytes4x4Wide:
+    case TransposePath::kBytes4x4Tall:
       return r.elem_bytes == 1 && AlignedTo(r, 4) ? "" : "bytes4x4 needs 1-byte elements, 4-byte aligned";
     case TransposePath::kVec4x4:
       return r.elem_bytes == 4 && AlignedTo(r, 16) ? "" : "vec4x4 needs 4-byte elements, 16-byte aligned";
@@ -68,12 +71,18 @@ std::string PathProblem(TransposePath path, const TransposeArgs& r) {
   return "unknown path";
 }
 
+// The measurements behind these rules are in tuning_transpose.h.
 TransposePath ChoosePath(const TransposeArgs& r) {
   if (IsVector(r)) return TransposePath::kStridedCopy;
-  if (r.elem_bytes == 1 && AlignedTo(r, 4)) return TransposePath::kBytes4x4;
-  if (r.elem_bytes == 4 && AlignedTo(r, 16) && tt::kPreferVec4x4) return TransposePath::kVec4x4;
-  if (r.elem_bytes == 8 && AlignedTo(r, 16) && tt::kPreferVec2x2) return TransposePath::kVec2x2;
-  return tt::kFallbackScalarTile == 64 ? TransposePath::kScalarTile64 : TransposePath::kScalarTile32;
+  if (r.elem_bytes == 1 && AlignedTo(r, 4)) {
+    switch (tt::kBytesTile) {
+      case tt::BytesTile::k128x256: return TransposePath::kBytes4x4Wide;
+      case tt::BytesTile::k256x128: return TransposePath::kBytes4x4Tall;
+      default: return TransposePath::kBytes4x4;
+    }
+  }
+  if (r.elem_bytes == 4 && AlignedTo(r, 16)) return TransposePath::kScalarTile64Pipelined;
+  return TransposePath::kScalarTile64;
 }
 
 Problem MakeProblem(const TransposeArgs& r) {
@@ -85,7 +94,7 @@ Problem MakeProblem(const TransposeArgs& r) {
 int SmCount();
 
 // Blocks of `kernel` that fit on one SM (cached per kernel and device; at most 16 devices).
-template <class Tile>
+template <class Tile, bool kPipelined>
 int ResidentBlocksPerSm() {
   static std::atomic<int> cache[16];
   int device = 0;
@@ -96,8 +105,8 @@ int ResidentBlocksPerSm() {
   std::atomic<int>& slot = cache[device & 15];
   int blocks = slot.load(std::memory_order_relaxed);
   if (blocks > 0) return blocks;
-  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, transpose_detail::TileTransposeKernel<Tile>,
-                                                    Tile::kThreads, 0) != cudaSuccess ||
+  const auto kernel = kPipelined ? transpose_detail::TileTransposeKernel<Tile> : transpose_detail::OneTileKernel<Tile>;
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, Tile::kThreads, 0) != cudaSuccess ||
       blocks <= 0) {
     cudaGetLastError();
     blocks = Tile::kMinBlocksPerSm;
@@ -106,30 +115,42 @@ int ResidentBlocksPerSm() {
   return blocks;
 }
 
-// A persistent grid: as many blocks as fit on the GPU at once (fewer for small problems).
-template <class Tile>
+// Pipelined: a persistent grid, as many blocks as fit on the GPU at once (fewer for small
+// problems). Otherwise one block per tile (a grid-stride loop past 2^31 - 1 tiles).
+template <class Tile, bool kPipelined>
 absl::Status LaunchTiles(const TransposeArgs& r, const char* name, cudaStream_t stream) {
   const int64_t tiles = ((r.rows + Tile::kTileRows - 1) / Tile::kTileRows) *
                         ((r.cols + Tile::kTileCols - 1) / Tile::kTileCols) * r.batch;
-  const int64_t resident = int64_t{SmCount()} * ResidentBlocksPerSm<Tile>();
-  const unsigned grid = static_cast<unsigned>(std::min<int64_t>(tiles, resident));
-  transpose_detail::TileTransposeKernel<Tile><<<grid, Tile::kThreads, 0, stream>>>(MakeProblem(r));
+  if (kPipelined) {
+    const int64_t resident = int64_t{SmCount()} * ResidentBlocksPerSm<Tile, true>();
+    const unsigned grid = static_cast<unsigned>(std::min<int64_t>(tiles, resident));
+    transpose_detail::TileTransposeKernel<Tile><<<grid, Tile::kThreads, 0, stream>>>(MakeProblem(r));
+  } else {
+    const unsigned grid = static_cast<unsigned>(std::min<int64_t>(tiles, INT_MAX));
+    transpose_detail::OneTileKernel<Tile><<<grid, Tile::kThreads, 0, stream>>>(MakeProblem(r));
+  }
   return CheckLaunch(name, stream);
 }
 
 template <typename T>
-absl::Status LaunchScalar(const TransposeArgs& r, int tile, cudaStream_t stream) {
+absl::Status LaunchScalar(const TransposeArgs& r, TransposePath path, cudaStream_t stream) {
   using transpose_detail::ScalarTile;
-  if (tile == 64) return LaunchTiles<ScalarTile<T, tt::ScalarTile64>>(r, "transpose_scalar_tile64", stream);
-  return LaunchTiles<ScalarTile<T, tt::ScalarTile32>>(r, "transpose_scalar_tile32", stream);
+  switch (path) {
+    case TransposePath::kScalarTile64Pipelined:
+      return LaunchTiles<ScalarTile<T, tt::ScalarTile64>, true>(r, "transpose_scalar_tile64_pipelined", stream);
+    case TransposePath::kScalarTile64:
+      return LaunchTiles<ScalarTile<T, tt::ScalarTile64>, false>(r, "transpose_scalar_tile64", stream);
+    default:
+      return LaunchTiles<ScalarTile<T, tt::ScalarTile32>, false>(r, "transpose_scalar_tile32", stream);
+  }
 }
 
-absl::Status LaunchScalarAnyType(const TransposeArgs& r, int tile, cudaStream_t stream) {
+absl::Status LaunchScalarAnyType(const TransposeArgs& r, TransposePath path, cudaStream_t stream) {
   switch (r.elem_bytes) {
-    case 1: return LaunchScalar<uint8_t>(r, tile, stream);
-    case 2: return LaunchScalar<uint16_t>(r, tile, stream);
-    case 4: return LaunchScalar<uint32_t>(r, tile, stream);
-    default: return LaunchScalar<unsigned long long>(r, tile, stream);
+    case 1: return LaunchScalar<uint8_t>(r, path, stream);
+    case 2: return LaunchScalar<uint16_t>(r, path, stream);
+    case 4: return LaunchScalar<uint32_t>(r, path, stream);
+    default: return LaunchScalar<unsigned long long>(r, path, stream);
   }
 }
 
@@ -190,11 +211,14 @@ const char* TransposePathName(TransposePath path) {
   switch (path) {
     case TransposePath::kAuto: return "auto";
     case TransposePath::kStridedCopy: return "strided_copy";
-    case TransposePath::kBytes4x4: return "bytes4x4";
+    case TransposePath::kBytes4x4: return "bytes4x4 128x128";
+    case TransposePath::kBytes4x4Wide: return "bytes4x4 128x256";
+    case TransposePath::kBytes4x4Tall: return "bytes4x4 256x128";
     case TransposePath::kVec4x4: return "vec4x4";
     case TransposePath::kVec2x2: return "vec2x2";
     case TransposePath::kScalarTile32: return "scalar_tile32";
     case TransposePath::kScalarTile64: return "scalar_tile64";
+    case TransposePath::kScalarTile64Pipelined: return "scalar_tile64 pipelined";
   }
   return "?";
 }
@@ -259,16 +283,21 @@ absl::Status Transpose::run(cudaStream_t stream) {
     case TransposePath::kStridedCopy:
       return LaunchVectorShape(r, stream);
     case TransposePath::kBytes4x4:
-      return LaunchTiles<RegisterBlockTile<1, tt::Bytes4x4>>(r, "transpose_bytes4x4", stream);
+      return LaunchTiles<RegisterBlockTile<1, tt::Bytes4x4>, true>(r, "transpose_bytes4x4", stream);
+    case TransposePath::kBytes4x4Wide:
+      return LaunchTiles<RegisterBlockTile<1, tt::Bytes4x4Wide>, true>(r, "transpose_bytes4x4_wide", stream);
+    case TransposePath::kBytes4x4Tall:
+      return LaunchTiles<RegisterBlockTile<1, tt::Bytes4x4Tall>, true>(r, "transpose_bytes4x4_tall", stream);
     case TransposePath::kVec4x4:
-      return LaunchTiles<RegisterBlockTile<4, tt::Vec4x4>>(r, "transpose_vec4x4", stream);
+      return LaunchTiles<RegisterBlockTile<4, tt::Vec4x4>, true>(r, "transpose_vec4x4", stream);
     case TransposePath::kVec2x2:
-      return LaunchTiles<RegisterBlockTile<8, tt::Vec2x2>>(r, "transpose_vec2x2", stream);
+      return LaunchTiles<RegisterBlockTile<8, tt::Vec2x2>, true>(r, "transpose_vec2x2", stream);
     case TransposePath::kScalarTile64:
-      return LaunchScalarAnyType(r, 64, stream);
+    case TransposePath::kScalarTile64Pipelined:
     case TransposePath::kScalarTile32:
+      return LaunchScalarAnyType(r, path_, stream);
     case TransposePath::kAuto:
-      return LaunchScalarAnyType(r, 32, stream);
+      break;
   }
   return absl::InternalError("transpose: unknown path");
 }

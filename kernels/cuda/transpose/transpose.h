@@ -24,7 +24,8 @@
 //   * kVec4x4        4-byte elements, 16-byte aligned rows: 4x4 blocks as uint4.
 //   * kVec2x2        8-byte elements, 16-byte aligned rows: 2x2 blocks as uint4.
 //   * kScalarTile*   any alignment: the padded shared-memory tile (seed's best), one element
-//                    per access.
+//                    per access; *Pipelined: a persistent grid whose blocks load the next tile
+//                    while they store the current one (chosen for 16-byte aligned 4-byte rows).
 //
 // Thread safety: Transpose objects are not shared; the static functions are thread-safe.
 #pragma once
@@ -56,11 +57,14 @@ struct TransposeArgs {
 enum class TransposePath {
   kAuto,
   kStridedCopy,
-  kBytes4x4,
-  kVec4x4,
-  kVec2x2,
-  kScalarTile32,  // 32x32 tile, 32x8 threads
-  kScalarTile64,  // 64x64 tile, 64x8 threads
+  kBytes4x4,      // 128 x 128 byte tile, persistent + pipelined
+  kBytes4x4Wide,  // 128 rows x 256 byte columns
+  kBytes4x4Tall,  // 256 rows x 128 byte columns
+  kVec4x4,        // persistent + pipelined
+  kVec2x2,        // persistent + pipelined
+  kScalarTile32,  // 32x32 tile, 32x8 threads, one tile per block
+  kScalarTile64,  // 64x64 tile, 64x8 threads, one tile per block
+  kScalarTile64Pipelined,  // 64x64 tile, persistent grid, next tile's loads under this one's stores
 };
 const char* TransposePathName(TransposePath path);
 

@@ -35,6 +35,21 @@ struct Vec2x2 {
   static constexpr int kMinBlocksPerSm = 4;
 };
 
+// 1-byte variants with 256-byte row segments on one side: 128 rows x 256 columns ("wide")
+// and 256 rows x 128 columns ("tall"), 32 KiB of shared memory, 512 threads.
+struct Bytes4x4Wide {
+  static constexpr int kRowGroups = 32;
+  static constexpr int kWordCols = 64;
+  static constexpr int kThreads = 512;
+  static constexpr int kMinBlocksPerSm = 2;
+};
+struct Bytes4x4Tall {
+  static constexpr int kRowGroups = 64;
+  static constexpr int kWordCols = 32;
+  static constexpr int kThreads = 512;
+  static constexpr int kMinBlocksPerSm = 2;
+};
+
 // Any alignment: the padded tile.
 struct ScalarTile32 {
   static constexpr int kTile = 32;
@@ -53,11 +68,17 @@ struct StridedCopy {
   static constexpr int kVectorsPerThread = 4;  // uint4 per thread per iteration, contiguous case
 };
 
-// Path choice for aligned 4- and 8-byte elements (register blocks vs the scalar padded tile),
-// and the scalar tile used for unaligned pitches.
-inline constexpr bool kPreferVec4x4 = true;
-inline constexpr bool kPreferVec2x2 = true;
-inline constexpr int kFallbackScalarTile = 32;
+// Path choice (transpose.cu ChoosePath). Measured on the H100, 2026-11-22, ratios to
+// cublasSgeam/Dgeam in the same process (bench/results/transpose.md):
+//   4-byte, 16-byte aligned rows: scalar 64x64 tile, persistent + pipelined 0.966-0.999x;
+//     one tile per block 0.938-0.955x; vec4x4 0.886-0.93x.
+//   4-byte, odd pitch (16383 x 16385): scalar 64x64 one tile per block 0.914x; persistent
+//     0.74x (the in-flight tiles drift apart and partial sectors stop meeting in L2).
+//   8-byte: scalar 64x64 one tile per block 1.03x aligned, 0.945x odd; persistent 0.98/0.77x;
+//     vec2x2 0.90-0.95x.
+//   1-byte, 4-byte aligned rows: bytes4x4 persistent 68-76% of copy, one tile per block 63-70%.
+enum class BytesTile { k128x128, k128x256, k256x128 };
+inline constexpr BytesTile kBytesTile = BytesTile::k128x128;
 
 // Blocks per SM the grid-stride kernels are launched with (upper bound; smaller problems get
 // one block per tile).

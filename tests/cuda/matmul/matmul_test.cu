@@ -125,7 +125,7 @@ void RunOn(const HostProblem& h, MatmulChoice choice) {
   for (size_t idx = 0; idx < got.size(); ++idx) {
     const int64_t rel = static_cast<int64_t>(idx) - g.c_off;
     const int64_t i = rel >= 0 && ldc > 0 ? rel / ldc : -1, j = rel >= 0 && ldc > 0 ? rel % ldc : -1;
-    const bool element = rel >= 0 && i < g.m && j < g.n;
+    const bool element = rel >= 0 && i >= 0 && i < g.m && j < g.n;
     if (!element) {  // padding and guards: bit for bit as before
       if (FloatBits(got[idx]) != FloatBits(h.c0[idx]) && bad++ < 5)
         ADD_FAILURE() << "wrote outside C at float " << idx << " (row " << i << ", col " << j << ")";

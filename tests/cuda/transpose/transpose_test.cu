@@ -106,9 +106,13 @@ void RunCase(const Case& c, uint64_t seed) {
 
 std::vector<TransposePath> PathsFor(int eb, int64_t rows, int64_t cols) {
   std::vector<TransposePath> paths = {TransposePath::kAuto, TransposePath::kScalarTile32,
-                                      TransposePath::kScalarTile64};
+                                      TransposePath::kScalarTile64, TransposePath::kScalarTile64Pipelined};
   if (rows == 1 || cols == 1) paths.push_back(TransposePath::kStridedCopy);
-  if (eb == 1) paths.push_back(TransposePath::kBytes4x4);
+  if (eb == 1) {
+    paths.push_back(TransposePath::kBytes4x4);
+    paths.push_back(TransposePath::kBytes4x4Wide);
+    paths.push_back(TransposePath::kBytes4x4Tall);
+  }
   if (eb == 4) paths.push_back(TransposePath::kVec4x4);
   if (eb == 8) paths.push_back(TransposePath::kVec2x2);
   return paths;
@@ -136,7 +140,8 @@ TEST(CudaTranspose, EveryPathOnAwkwardShapes) {
         c.path = path;
         // Register-block paths need 16-byte (4 for bytes) aligned pitches; give them those,
         // and give the others odd pads.
-        const bool vec = path == TransposePath::kBytes4x4 || path == TransposePath::kVec4x4 ||
+        const bool vec = path == TransposePath::kBytes4x4 || path == TransposePath::kBytes4x4Wide ||
+                         path == TransposePath::kBytes4x4Tall || path == TransposePath::kVec4x4 ||
                          path == TransposePath::kVec2x2;
         c.in_pad = vec ? AlignedPad(cols, eb) : 3;
         c.out_pad = vec ? AlignedPad(rows, eb) : 1;

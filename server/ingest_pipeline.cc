@@ -243,7 +243,7 @@ void IngestPipeline::FlusherLoop() {
           break;
         }
         const bool has_data = current_ != nullptr && current_->used > 0;
-        if (has_data && (stopping_ || absl::Now() >= current_->deadline)) {
+        if (has_data && (stopping_ || draining_ || absl::Now() >= current_->deadline)) {
           SealLocked(current_);
           continue;
         }
@@ -343,6 +343,12 @@ void IngestPipeline::Complete(const std::shared_ptr<PendingMessage>& m) {
     entry.RecordRejected(m->count);
   }
   m->on_ack(m->status, m->count);
+}
+
+void IngestPipeline::BeginDrain() {
+  absl::MutexLock lock(&mu_);
+  draining_ = true;
+  flusher_cv_.Signal();
 }
 
 void IngestPipeline::Shutdown() {

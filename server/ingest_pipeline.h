@@ -66,6 +66,10 @@ class IngestPipeline {
 
   void Submit(Message message, StagedCallback on_staged, AckCallback on_ack);
 
+  // From now on, staged messages are applied at once instead of waiting for the flush
+  // deadline; Submit keeps working (shutdown: the last messages of open streams drain fast).
+  void BeginDrain();
+
   // Applies and acknowledges everything submitted, then stops the flusher. Later Submits
   // are acknowledged UNAVAILABLE. Idempotent.
   void Shutdown();
@@ -102,6 +106,7 @@ class IngestPipeline {
   std::deque<std::shared_ptr<PendingMessage>> waiting_ ABSL_GUARDED_BY(mu_);
   int in_flight_ ABSL_GUARDED_BY(mu_) = 0;
   int active_submits_ ABSL_GUARDED_BY(mu_) = 0;
+  bool draining_ ABSL_GUARDED_BY(mu_) = false;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   IngestStats stats_ ABSL_GUARDED_BY(mu_);
   std::thread flusher_;

@@ -95,6 +95,9 @@ absl::StatusOr<std::unique_ptr<HistdServer>> HistdServer::Start(Options options)
   grpc::ServerBuilder builder;
   int port = 0;
   builder.AddListeningPort(o.address, grpc::InsecureServerCredentials(), &port);
+  // Without this gRPC sets SO_REUSEPORT, and a second daemon on the same port would
+  // silently share it instead of failing to start.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.SetMaxReceiveMessageSize(o.limits.max_message_bytes);
   builder.SetMaxSendMessageSize(o.limits.max_message_bytes);
   builder.RegisterService(server->histograms_service_.get());
@@ -137,6 +140,9 @@ void HistdServer::Shutdown(absl::Duration grace) {
     health->SetServingStatus(false);
   }
   LogInfo("shutdown: health NOT_SERVING");
+  // Staged messages are applied now, not at their flush deadline, so that open streams
+  // get their last acknowledgements and finish.
+  pipeline_->BeginDrain();
   ingest_service_->BeginShutdown();
   // Stops accepting; waits for open RPCs until the deadline, then cancels them.
   server_->Shutdown(absl::ToChronoTime(absl::Now() + grace));

@@ -1,0 +1,184 @@
+// The daemon as a whole: bound address, health and reflection services, graceful shutdown
+// (every received message applied and acknowledged, open streams released promptly).
+#include <grpcpp/generic/generic_stub.h>
+
+#include <atomic>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/service/service_fixture.h"
+
+namespace histd::server::testing {
+namespace {
+
+class ServerLifecycleTest : public ServiceTest {};
+HISTD_INSTANTIATE_ENGINES(ServerLifecycleTest);
+
+std::string Flatten(const grpc::ByteBuffer& buffer) {
+  std::vector<grpc::Slice> slices;
+  std::string out;
+  if (!buffer.Dump(&slices).ok()) return out;
+  for (const auto& s : slices) out.append(reinterpret_cast<const char*>(s.begin()), s.size());
+  return out;
+}
+
+grpc::ByteBuffer Buffer(const std::string& bytes) {
+  grpc::Slice slice(bytes);
+  return grpc::ByteBuffer(&slice, 1);
+}
+
+// One unary call by method name with raw protobuf bytes (no generated stubs needed).
+grpc::Status RawUnary(grpc::Channel* channel, const std::string& method,
+                      const std::string& request, std::string* response) {
+  grpc::GenericStub stub(channel->shared_from_this());
+  grpc::CompletionQueue cq;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  auto call = stub.PrepareUnaryCall(&ctx, method, Buffer(request), &cq);
+  call->StartCall();
+  grpc::ByteBuffer reply;
+  grpc::Status status;
+  call->Finish(&reply, &status, reinterpret_cast<void*>(1));
+  void* tag;
+  bool ok;
+  cq.Next(&tag, &ok);
+  *response = Flatten(reply);
+  cq.Shutdown();
+  while (cq.Next(&tag, &ok)) {
+  }
+  return status;
+}
+
+TEST_P(ServerLifecycleTest, BindsAnEphemeralPortAndRefusesABusyOne) {
+  const std::string& address = server_->address();
+  ASSERT_EQ(address.rfind("127.0.0.1:", 0), 0u) << address;
+  EXPECT_NE(address, "127.0.0.1:0");
+  Options o = DefaultOptions();
+  o.address = address;  // taken by the running server
+  absl::StatusOr<std::unique_ptr<HistdServer>> second = HistdServer::Start(o);
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.status().code(), absl::StatusCode::kUnavailable) << second.status();
+  EXPECT_TRUE(Create("still", 1, 1).ok());
+}
+
+TEST_P(ServerLifecycleTest, BadOptionsAreRefused) {
+  Options o = DefaultOptions();
+  o.pipeline.staging_buffers = 0;
+  EXPECT_EQ(HistdServer::Start(o).status().code(), absl::StatusCode::kInvalidArgument);
+  o = DefaultOptions();
+  o.limits.max_message_bytes = 10;
+  EXPECT_EQ(HistdServer::Start(o).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST_P(ServerLifecycleTest, HealthReportsServing) {
+  std::string reply;
+  // HealthCheckRequest{service: ""} is the empty message; SERVING is field 1 = 1.
+  grpc::Status s = RawUnary(channel_.get(), "/grpc.health.v1.Health/Check", "", &reply);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_EQ(reply, std::string("\x08\x01", 2));
+}
+
+TEST_P(ServerLifecycleTest, ReflectionListsTheServices) {
+  grpc::GenericStub stub(channel_);
+  grpc::CompletionQueue cq;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  auto call = stub.PrepareCall(&ctx, "/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
+                               &cq);
+  void* tag;
+  bool ok;
+  call->StartCall(reinterpret_cast<void*>(1));
+  ASSERT_TRUE(cq.Next(&tag, &ok) && ok);
+  // ServerReflectionRequest{list_services: ""}: field 7, length-delimited, empty.
+  call->Write(Buffer(std::string("\x3a\x00", 2)), reinterpret_cast<void*>(2));
+  ASSERT_TRUE(cq.Next(&tag, &ok) && ok);
+  grpc::ByteBuffer reply;
+  call->Read(&reply, reinterpret_cast<void*>(3));
+  ASSERT_TRUE(cq.Next(&tag, &ok) && ok);
+  const std::string bytes = Flatten(reply);
+  for (const char* service : {"histd.v1.Histograms", "histd.v1.Ingest", "histd.v1.Query",
+                              "histd.v1.Compute", "grpc.health.v1.Health"}) {
+    EXPECT_NE(bytes.find(service), std::string::npos) << service;
+  }
+  call->WritesDone(reinterpret_cast<void*>(4));
+  cq.Next(&tag, &ok);
+  grpc::Status status;
+  call->Finish(&status, reinterpret_cast<void*>(5));
+  cq.Next(&tag, &ok);
+  cq.Shutdown();
+  while (cq.Next(&tag, &ok)) {
+  }
+}
+
+TEST_P(ServerLifecycleTest, GracefulShutdownAppliesAndAcknowledgesEverythingReceived) {
+  // A flush deadline far beyond the test: staged messages sit in the staging buffer until
+  // shutdown drains them.
+  Options o = DefaultOptions();
+  o.pipeline.flush_deadline = absl::Hours(1);
+  StartServer(o);
+  ASSERT_TRUE(Create("drain", 10, 10).ok());
+  grpc::ClientContext ctx;
+  auto stream = ingest_->Ingest(&ctx);
+  constexpr int kMessages = 40;
+  for (int i = 0; i < kMessages; ++i) {
+    ASSERT_TRUE(stream->Write(IndexMessage(i + 1, "drain", std::vector<uint32_t>(i + 1, i % 100))));
+  }
+  // Wait until the server has staged them all (nothing is acknowledged yet).
+  ASSERT_TRUE(WaitUntil([&] {
+    v1::ServerStats stats;
+    grpc::ClientContext c;
+    return histograms_->GetServerStats(&c, {}, &stats).ok() && stats.active_streams() == 1;
+  }));
+  absl::SleepFor(absl::Milliseconds(200));
+  v1::ServerStats before;
+  {
+    grpc::ClientContext c;
+    ASSERT_TRUE(histograms_->GetServerStats(&c, {}, &before).ok());
+  }
+  EXPECT_EQ(before.messages(), 0u);  // still staged, not applied
+
+  const absl::Time start = absl::Now();
+  std::thread stopper([&] { server_->Shutdown(absl::Seconds(30)); });
+  std::vector<v1::IngestResponse> acks;
+  v1::IngestResponse ack;
+  while (stream->Read(&ack)) acks.push_back(ack);
+  const grpc::Status status = stream->Finish();
+  stopper.join();
+  EXPECT_LT(absl::Now() - start, absl::Seconds(10));  // not the grace, not the flush deadline
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE) << status.error_message();
+  ASSERT_EQ(acks.size(), size_t{kMessages});
+  for (int i = 0; i < kMessages; ++i) {
+    EXPECT_EQ(acks[i].sequence(), uint64_t(i + 1));
+    EXPECT_EQ(acks[i].code(), 0) << acks[i].message();
+    EXPECT_EQ(acks[i].samples(), uint64_t(i + 1));
+  }
+  // The server is gone: new calls fail UNAVAILABLE.
+  grpc::ClientContext c;
+  v1::HistogramInfo info;
+  v1::GetHistogramInfoRequest req;
+  req.set_name("drain");
+  c.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  EXPECT_EQ(histograms_->GetHistogramInfo(&c, req, &info).error_code(),
+            grpc::StatusCode::UNAVAILABLE);
+}
+
+TEST_P(ServerLifecycleTest, ShutdownReleasesIdleStreamsWithoutWaitingForTheGrace) {
+  ASSERT_TRUE(Create("idle", 2, 2).ok());
+  grpc::ClientContext ctx;
+  auto stream = ingest_->Ingest(&ctx);
+  ASSERT_TRUE(stream->Write(IndexMessage(1, "idle", {3})));
+  v1::IngestResponse ack;
+  ASSERT_TRUE(stream->Read(&ack));
+  ASSERT_EQ(ack.code(), 0);
+  const absl::Time start = absl::Now();
+  server_->Shutdown(absl::Seconds(60));
+  EXPECT_LT(absl::Now() - start, absl::Seconds(10));
+  EXPECT_FALSE(stream->Read(&ack));
+  EXPECT_EQ(stream->Finish().error_code(), grpc::StatusCode::UNAVAILABLE);
+  server_->Wait();  // returns: shutdown completed
+  server_->Shutdown(absl::Seconds(1));  // idempotent
+}
+
+}  // namespace
+}  // namespace histd::server::testing

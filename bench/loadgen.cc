@@ -1,0 +1,352 @@
+// histd_bench_loadgen: end-to-end load generator (in the spirit of Triton's perf_analyzer).
+//
+// N producer streams ingest random bin indices into H histograms (message size S, T seconds
+// after a warm-up) against histd -- a running daemon (--target) or one started in this
+// process -- while a querier reads whole histograms; then the same producers run against a
+// bare gRPC sink (bench/loadgen/bare_sink.h) started in this process, the ceiling. Prints one
+// markdown table (throughput, ack and query latency, ratio to the sink), the server's
+// pipeline statistics for each histd run (GPU busy fraction = kernel seconds / wall seconds)
+// and this process's memory, so that "host memory flat" can be judged.
+//
+//   histd_bench_loadgen [--engine=cuda] [--producers=4 | --sweep] [--seconds=10]
+//                       [--message_bytes=1048576] [--load_fraction=0.5] [--target=host:port]
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "bench/loadgen/bare_sink.h"
+#include "bench/loadgen/load_runner.h"
+#include "client/histd_client.h"
+#include "server/log.h"
+#include "server/server.h"
+
+ABSL_FLAG(std::string, target, "", "host:port of a running histd; empty: start one in-process");
+ABSL_FLAG(std::string, engine, "auto", "in-process histd engine: auto, cpu or cuda");
+ABSL_FLAG(int, cpu_threads, 0, "in-process CPU engine threads (0: every hardware thread)");
+ABSL_FLAG(int, staging_buffers, 0, "in-process histd staging buffers (0: server default)");
+ABSL_FLAG(int, staging_buffer_mib, 0, "in-process histd staging buffer MiB (0: default)");
+ABSL_FLAG(int, flush_deadline_us, -1, "in-process histd flush deadline in us (-1: default)");
+ABSL_FLAG(bool, server_log, false, "show the in-process server's info log lines");
+ABSL_FLAG(int, producers, 4, "concurrent ingest streams");
+ABSL_FLAG(bool, sweep, false, "run producers = 1, 2, 4, 8 (one set of rows each)");
+ABSL_FLAG(int, histograms, 16, "histograms ingested into, round robin");
+ABSL_FLAG(uint32_t, rows, 256, "rows of each histogram");
+ABSL_FLAG(uint32_t, cols, 8192, "cols of each histogram");
+ABSL_FLAG(uint32_t, cap, 255, "cap of each histogram");
+ABSL_FLAG(int64_t, message_bytes, 1 << 20, "payload bytes per message (multiple of 4)");
+ABSL_FLAG(double, seconds, 10, "measured seconds per run");
+ABSL_FLAG(double, warmup_seconds, 1, "unmeasured seconds before each run's window");
+ABSL_FLAG(int, max_in_flight, 32, "written but unacknowledged messages per producer");
+ABSL_FLAG(int, query_interval_ms, 100, "pause between whole-histogram queries; < 0: none");
+ABSL_FLAG(double, load_fraction, 0,
+          "> 0: after each full-load histd run, a paced run at this fraction of its rate "
+          "(e.g. 0.5 for the ack latency at half of peak load)");
+ABSL_FLAG(double, target_samples_per_s, 0, "pace every producer at this rate (0: flat out)");
+ABSL_FLAG(bool, sink, true, "also measure the bare gRPC sink (the ceiling)");
+ABSL_FLAG(uint64_t, seed, 1, "seed of the random bin indices");
+
+namespace histd::bench {
+namespace {
+
+double MiB(double bytes) { return bytes / (1 << 20); }
+
+double MaxRssMiB() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_maxrss / 1024.0;  // KiB on Linux
+}
+
+double CurrentRssMiB() {
+  long pages_total = 0, pages_resident = 0;
+  FILE* f = std::fopen("/proc/self/statm", "r");
+  if (f == nullptr) return NAN;
+  const int n = std::fscanf(f, "%ld %ld", &pages_total, &pages_resident);
+  std::fclose(f);
+  return n == 2 ? MiB(static_cast<double>(pages_resident) * sysconf(_SC_PAGESIZE)) : NAN;
+}
+
+std::string SizeLabel(int64_t bytes) {
+  if (bytes % (1 << 20) == 0) return absl::StrFormat("%d MiB", bytes >> 20);
+  if (bytes % (1 << 10) == 0) return absl::StrFormat("%d KiB", bytes >> 10);
+  return absl::StrFormat("%d B", bytes);
+}
+
+std::string Ms(const LatencyHistogram& h) {
+  if (h.count() == 0) return "-";
+  return absl::StrFormat("%.2f / %.2f", h.QuantileMs(0.5), h.QuantileMs(0.99));
+}
+
+// One table row plus what the server said during its window (histd rows only).
+struct Row {
+  std::string config, target;
+  LoadResult result;
+  double sink_samples_per_s = 0;
+  bool has_stats = false;
+  histd::v1::ServerStats before, after;
+  double rss_before = 0, rss_after = 0;
+};
+
+std::string StatsLine(const Row& row) {
+  const auto& a = row.before;
+  const auto& b = row.after;
+  const double wall = row.result.seconds;
+  const uint64_t batches = b.batches() - a.batches();
+  const uint64_t messages = b.messages() - a.messages();
+  const uint64_t samples = b.samples() - a.samples();
+  const double kernel = b.kernel_seconds() - a.kernel_seconds();
+  return absl::StrFormat(
+      "- %s, %s: engine %s; %d batches, %.0f samples/batch, %.1f messages/batch; copy %.3f s, "
+      "kernel %.3f s, apply %.3f s in %.1f s -> busy %.1f%%; at window end %d/%d staging "
+      "buffers in flight, %d messages queued; RSS %.0f -> %.0f MiB",
+      row.config, row.target, b.engine(), batches,
+      batches ? static_cast<double>(samples) / batches : 0.0,
+      batches ? static_cast<double>(messages) / batches : 0.0,
+      b.copy_seconds() - a.copy_seconds(), kernel, b.apply_seconds() - a.apply_seconds(), wall,
+      wall > 0 ? 100 * kernel / wall : 0.0, b.staging_buffers_in_flight(), b.staging_buffers(),
+      b.queued_messages(), row.rss_before, row.rss_after);
+}
+
+std::string Hostname() {
+  char name[256] = {};
+  gethostname(name, sizeof(name) - 1);
+  return name;
+}
+
+int Main() {
+  const std::string machine = absl::StrFormat(
+      "host %s, %d hardware threads, %s", Hostname(), std::thread::hardware_concurrency(),
+      absl::FormatTime("%Y-%m-%d %H:%M UTC", absl::Now(), absl::UTCTimeZone()));
+  if (!absl::GetFlag(FLAGS_server_log)) server::SetLogLevel(server::LogLevel::kWarning);
+
+  const int64_t message_bytes = absl::GetFlag(FLAGS_message_bytes);
+  const uint64_t bins = uint64_t{absl::GetFlag(FLAGS_rows)} * absl::GetFlag(FLAGS_cols);
+  const int max_message = static_cast<int>(std::max<int64_t>(64 << 20, message_bytes + (1 << 16)));
+
+  // The daemon under test.
+  std::unique_ptr<server::HistdServer> in_process;
+  std::string target = absl::GetFlag(FLAGS_target);
+  if (target.empty()) {
+    server::Options o;
+    o.address = "127.0.0.1:0";
+    const std::string engine = absl::GetFlag(FLAGS_engine);
+    if (engine == "auto") o.engine.kind = EngineKind::kAuto;
+    else if (engine == "cpu") o.engine.kind = EngineKind::kCpu;
+    else if (engine == "cuda") o.engine.kind = EngineKind::kCuda;
+    else {
+      std::fprintf(stderr, "loadgen: --engine must be auto, cpu or cuda\n");
+      return 2;
+    }
+    o.engine.cpu_threads = absl::GetFlag(FLAGS_cpu_threads);
+    o.limits.max_message_bytes = max_message;
+    if (absl::GetFlag(FLAGS_staging_buffers) > 0) {
+      o.pipeline.staging_buffers = absl::GetFlag(FLAGS_staging_buffers);
+    }
+    if (absl::GetFlag(FLAGS_staging_buffer_mib) > 0) {
+      o.pipeline.staging_buffer_bytes = size_t(absl::GetFlag(FLAGS_staging_buffer_mib)) << 20;
+    }
+    if (absl::GetFlag(FLAGS_flush_deadline_us) >= 0) {
+      o.pipeline.flush_deadline = absl::Microseconds(absl::GetFlag(FLAGS_flush_deadline_us));
+    }
+    absl::StatusOr<std::unique_ptr<server::HistdServer>> s = server::HistdServer::Start(o);
+    if (!s.ok()) {
+      std::fprintf(stderr, "loadgen: cannot start histd: %s\n", s.status().ToString().c_str());
+      return 1;
+    }
+    in_process = *std::move(s);
+    target = in_process->address();
+  }
+  std::unique_ptr<BareSink> sink;
+  if (absl::GetFlag(FLAGS_sink)) {
+    absl::StatusOr<std::unique_ptr<BareSink>> s = BareSink::Start("127.0.0.1:0", max_message);
+    if (!s.ok()) {
+      std::fprintf(stderr, "loadgen: %s\n", s.status().ToString().c_str());
+      return 1;
+    }
+    sink = *std::move(s);
+  }
+
+  // The histograms.
+  client::ClientOptions client_options;
+  client_options.rpc_timeout = absl::Seconds(60);
+  client_options.wait_for_ready = true;
+  client::Client admin(target, client_options);
+  std::vector<std::string> names;
+  std::string device;
+  for (int i = 0; i < absl::GetFlag(FLAGS_histograms); ++i) {
+    const std::string name = absl::StrFormat("loadgen-%d", i);
+    histd::v1::DeleteHistogramRequest del;
+    del.set_name(name);
+    (void)admin.DeleteHistogram(del);  // NOT_FOUND is the usual answer
+    histd::v1::CreateHistogramRequest create;
+    create.mutable_spec()->set_name(name);
+    create.mutable_spec()->set_rows(absl::GetFlag(FLAGS_rows));
+    create.mutable_spec()->set_cols(absl::GetFlag(FLAGS_cols));
+    create.mutable_spec()->set_cap(absl::GetFlag(FLAGS_cap));
+    absl::StatusOr<histd::v1::HistogramInfo> info = admin.CreateHistogram(create);
+    if (!info.ok()) {
+      std::fprintf(stderr, "loadgen: creating %s on %s: %s\n", name.c_str(), target.c_str(),
+                   info.status().ToString().c_str());
+      return 1;
+    }
+    if (device.empty()) device = info->device();
+    names.push_back(name);
+  }
+  // Memory baseline: the server (if in-process) and its histograms exist, no load yet.
+  const double max_rss_start = MaxRssMiB();
+  const double rss_start = CurrentRssMiB();
+  absl::StatusOr<histd::v1::ServerStats> initial = admin.GetServerStats();
+  const std::string engine_name = initial.ok() ? initial->engine() : "?";
+
+  LoadSpec base;
+  base.histograms = names;
+  base.bins = bins;
+  base.message_bytes = static_cast<size_t>(message_bytes);
+  base.max_in_flight = absl::GetFlag(FLAGS_max_in_flight);
+  base.seed = absl::GetFlag(FLAGS_seed);
+  base.warmup = absl::Seconds(absl::GetFlag(FLAGS_warmup_seconds));
+  base.measure = absl::Seconds(absl::GetFlag(FLAGS_seconds));
+  base.samples_per_s_per_producer = absl::GetFlag(FLAGS_target_samples_per_s);
+  const int query_interval_ms = absl::GetFlag(FLAGS_query_interval_ms);
+  base.query_interval = absl::Milliseconds(std::max(0, query_interval_ms));
+
+  std::vector<int> configs = {absl::GetFlag(FLAGS_producers)};
+  if (absl::GetFlag(FLAGS_sweep)) configs = {1, 2, 4, 8};
+
+  std::vector<Row> rows;
+  std::vector<std::string> errors;
+  auto run = [&](Row row, LoadSpec spec, bool histd) -> absl::StatusOr<Row> {
+    if (histd) {
+      spec.on_window_start = [&] {
+        row.rss_before = CurrentRssMiB();
+        if (auto s = admin.GetServerStats(); s.ok()) row.before = *s;
+      };
+      spec.on_window_end = [&] {
+        row.rss_after = CurrentRssMiB();
+        if (auto s = admin.GetServerStats(); s.ok()) {
+          row.after = *s;
+          row.has_stats = true;
+        }
+      };
+    }
+    absl::StatusOr<LoadResult> r = RunLoad(spec);
+    if (!r.ok()) return r.status();
+    row.result = *std::move(r);
+    if (!row.result.first_error.empty()) {
+      errors.push_back(absl::StrFormat("%s, %s: %d rejected, %d query errors; first: %s",
+                                       row.config, row.target, row.result.rejected,
+                                       row.result.query_errors, row.result.first_error));
+    }
+    return row;
+  };
+
+  for (int producers : configs) {
+    Row config_row;
+    config_row.config = absl::StrFormat("%d x %s", producers, SizeLabel(message_bytes));
+    LoadSpec spec = base;
+    spec.producers = producers;
+    std::fprintf(stderr, "loadgen: %s ...\n", config_row.config.c_str());
+
+    LoadSpec histd_spec = spec;
+    histd_spec.target = target;
+    if (query_interval_ms >= 0) histd_spec.query_histograms = names;
+    Row histd_row = config_row;
+    histd_row.target = "histd";
+    absl::StatusOr<Row> h = run(histd_row, histd_spec, true);
+    if (!h.ok()) {
+      std::fprintf(stderr, "loadgen: %s\n", h.status().ToString().c_str());
+      return 2;
+    }
+    const size_t first = rows.size();
+    rows.push_back(*h);
+
+    if (sink != nullptr) {
+      LoadSpec sink_spec = spec;
+      sink_spec.target = sink->address();
+      Row sink_row = config_row;
+      sink_row.target = "bare sink";
+      absl::StatusOr<Row> s = run(sink_row, sink_spec, false);
+      if (!s.ok()) return 2;
+      rows.push_back(*s);
+    }
+    const double fraction = absl::GetFlag(FLAGS_load_fraction);
+    if (fraction > 0 && h->result.samples > 0) {
+      LoadSpec paced = histd_spec;
+      paced.samples_per_s_per_producer = fraction * h->result.samples_per_s() / producers;
+      Row paced_row = config_row;
+      paced_row.target = absl::StrFormat("histd @ %.0f%% load", 100 * fraction);
+      absl::StatusOr<Row> p = run(paced_row, paced, true);
+      if (!p.ok()) return 2;
+      rows.push_back(*p);
+    }
+    const double ceiling = sink != nullptr ? rows[first + 1].result.samples_per_s() : 0;
+    for (size_t i = first; i < rows.size(); ++i) rows[i].sink_samples_per_s = ceiling;
+  }
+
+  // Report.
+  std::printf("## histd load generator\n\n");
+  std::printf("%s\n\n", machine.c_str());
+  std::printf("histd: %s at %s, engine %s, histograms on %s\n",
+              in_process ? "in-process" : "daemon", target.c_str(), engine_name.c_str(),
+              device.c_str());
+  std::printf("workload: %zu histograms of %u x %u (cap %u), uniform random bin indices, "
+              "%d s warm-up + %g s measured per row, at most %d messages in flight per producer, "
+              "%s\n\n",
+              names.size(), absl::GetFlag(FLAGS_rows), absl::GetFlag(FLAGS_cols),
+              absl::GetFlag(FLAGS_cap), static_cast<int>(absl::GetFlag(FLAGS_warmup_seconds)),
+              absl::GetFlag(FLAGS_seconds), base.max_in_flight,
+              query_interval_ms >= 0
+                  ? absl::StrFormat("one querier reading a whole histogram every %d ms",
+                                    query_interval_ms).c_str()
+                  : "no queries");
+  std::printf("| config (producers x message) | target | samples/s | GB/s | ack latency p50 / p99 "
+              "(ms) | query latency p50 / p99 (ms) | ratio to sink |\n");
+  std::printf("|---|---|---:|---:|---:|---:|---:|\n");
+  for (const Row& row : rows) {
+    const LoadResult& r = row.result;
+    std::printf("| %s | %s | %.1f M | %.3f | %s | %s | %s |\n", row.config.c_str(),
+                row.target.c_str(), r.samples_per_s() / 1e6, r.gb_per_s(),
+                Ms(r.ack_latency).c_str(), Ms(r.query_latency).c_str(),
+                row.sink_samples_per_s > 0
+                    ? absl::StrFormat("%.2f", r.samples_per_s() / row.sink_samples_per_s).c_str()
+                    : "-");
+  }
+  std::printf("\nserver statistics over each histd window (busy = kernel s / wall s: the GPU's "
+              "busy fraction on the CUDA engine, summed over devices; the CPU engine counts its "
+              "apply time as kernel time):\n");
+  for (const Row& row : rows) {
+    if (row.has_stats) std::printf("%s\n", StatsLine(row).c_str());
+  }
+  std::printf("\nmemory of this process%s: RSS %.0f MiB before the first run, %.0f MiB at end; "
+              "max RSS (getrusage) %.0f MiB before the first run, %.0f MiB at end\n",
+              in_process ? " (includes the in-process histd)" : " (the load generator only)",
+              rss_start, CurrentRssMiB(), max_rss_start, MaxRssMiB());
+  for (const std::string& e : errors) std::printf("\nERROR: %s\n", e.c_str());
+
+  for (const std::string& name : names) {
+    histd::v1::DeleteHistogramRequest del;
+    del.set_name(name);
+    (void)admin.DeleteHistogram(del);
+  }
+  if (sink != nullptr) sink->Shutdown();
+  if (in_process != nullptr) in_process->Shutdown(absl::Seconds(5));
+  return errors.empty() ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace histd::bench
+
+int main(int argc, char** argv) {
+  absl::ParseCommandLine(argc, argv);
+  return histd::bench::Main();
+}

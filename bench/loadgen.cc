@@ -300,10 +300,10 @@ int Main() {
               in_process ? "in-process" : "daemon", target.c_str(), engine_name.c_str(),
               device.c_str());
   std::printf("workload: %zu histograms of %u x %u (cap %u), uniform random bin indices, "
-              "%d s warm-up + %g s measured per row, at most %d messages in flight per producer, "
+              "%g s warm-up + %g s measured per row, at most %d messages in flight per producer, "
               "%s\n\n",
               names.size(), absl::GetFlag(FLAGS_rows), absl::GetFlag(FLAGS_cols),
-              absl::GetFlag(FLAGS_cap), static_cast<int>(absl::GetFlag(FLAGS_warmup_seconds)),
+              absl::GetFlag(FLAGS_cap), absl::GetFlag(FLAGS_warmup_seconds),
               absl::GetFlag(FLAGS_seconds), base.max_in_flight,
               query_interval_ms >= 0
                   ? absl::StrFormat("one querier reading a whole histogram every %d ms",
@@ -321,6 +321,9 @@ int Main() {
                     ? absl::StrFormat("%.2f", r.samples_per_s() / row.sink_samples_per_s).c_str()
                     : "-");
   }
+  std::printf("\nack latency: from just before a message's Write to the Read of its ack. Flat out "
+              "it is mostly queueing (messages in flight / rate); the paced rows (--load_fraction) "
+              "give the latency below saturation.\n");
   std::printf("\nserver statistics over each histd window (busy = kernel s / wall s: the GPU's "
               "busy fraction on the CUDA engine, summed over devices; the CPU engine counts its "
               "apply time as kernel time):\n");

@@ -31,7 +31,6 @@ struct BlockWord<1> {
   using Word = uint32_t;
   using Elem = uint8_t;
   static constexpr int V = 4;
-  static constexpr int kSwizzle = 4;  // a warp-wide shared access covers 32 banks: 8 x 4 lanes
   __device__ __forceinline__ static void Transpose(Word (&w)[V]) {
     // Pairs of rows interleaved byte by byte, then pairs of pairs: output word j = column j.
     const uint32_t t0 = __byte_perm(w[0], w[1], 0x5140);  // r0c0 r1c0 r0c1 r1c1
@@ -51,7 +50,6 @@ struct BlockWord<4> {
   using Word = uint4;
   using Elem = uint32_t;
   static constexpr int V = 4;
-  static constexpr int kSwizzle = 1;  // 16-byte shared accesses go 8 lanes at a time
   __device__ __forceinline__ static void Transpose(Word (&w)[V]) {
     const uint4 a0 = w[0], a1 = w[1], a2 = w[2], a3 = w[3];
     w[0] = make_uint4(a0.x, a1.x, a2.x, a3.x);
@@ -67,7 +65,6 @@ struct BlockWord<8> {
   using Word = uint4;
   using Elem = unsigned long long;
   static constexpr int V = 2;
-  static constexpr int kSwizzle = 1;
   __device__ __forceinline__ static void Transpose(Word (&w)[V]) {
     const uint4 a0 = w[0], a1 = w[1];
     w[0] = make_uint4(a0.x, a0.y, a1.x, a1.y);
@@ -101,20 +98,31 @@ struct RegisterBlockTile {
   };
   static_assert(sizeof(Elem) == kElemBytes && sizeof(Word) == V * kElemBytes, "word layout");
   static_assert(sizeof(Smem) <= 48 * 1024, "tile exceeds the static shared-memory budget");
-  static_assert(kRowGroups % (8 * BW::kSwizzle) == 0, "swizzle must stay inside a row");
-  static_assert(kWordCols % 8 == 0 && kRowGroups % 4 == 0, "load mapping is 8 words x 4 groups");
   static_assert(kBlocks % kThreads == 0 && (kTileCols * kRowGroups) % kThreads == 0,
                 "every thread gets the same number of blocks and words");
 
+  // Load mapping: a warp covers kLanesW consecutive words of kLanesRg row groups.
+  static constexpr int kLanesW = Tuning::kLanesW;
+  static constexpr int kLanesRg = 32 / kLanesW;
+  // Swizzle: a shared-memory wavefront serves kPhaseLanes lanes (128 bytes); the XOR keeps the
+  // kPhaseLanes parking stores of a phase (kSpan words x kLanesRg row groups) on distinct banks.
+  static constexpr int kPhaseLanes = 128 / static_cast<int>(sizeof(Word));
+  static constexpr int kSpan = kLanesW < kPhaseLanes ? kLanesW : kPhaseLanes;
+  static constexpr int kSwizzleMul = kPhaseLanes / kSpan;
+  static_assert(kLanesW * kLanesRg == 32 && kWordCols % kLanesW == 0 && kRowGroups % kLanesRg == 0,
+                "load mapping");
+  static_assert(kRowGroups % kPhaseLanes == 0, "swizzle must stay inside a row");
+
   __device__ __forceinline__ static int Swizzle(int out_row) {
-    return ((out_row / V) & 7) * BW::kSwizzle;
+    return ((out_row / V) & (kSpan - 1)) * kSwizzleMul;
   }
 
   // Each thread's blocks share one word column and step down by kRowGroupStep row groups;
   // its output words share one column and step down by kOutRowStep rows.
-  static constexpr int kRowGroupStep = 4 * (kThreads / 32) / (kWordCols / 8);
+  static constexpr int kWarpsW = kWordCols / kLanesW;  // warps side by side along a row
+  static constexpr int kRowGroupStep = kLanesRg * (kThreads / 32) / kWarpsW;
   static constexpr int kOutRowStep = kThreads / kRowGroups;
-  static_assert((kThreads / 32) % (kWordCols / 8) == 0 && kThreads % kRowGroups == 0,
+  static_assert((kThreads / 32) % kWarpsW == 0 && kThreads % kRowGroups == 0,
                 "a thread's blocks and words differ only by row");
 
   static constexpr int kGroups = kBlocks / kThreads;  // V x V blocks per thread
@@ -127,14 +135,14 @@ struct RegisterBlockTile {
 
   // This thread's word column and first row group (load side).
   __device__ __forceinline__ static int LoadWordCol() {
-    return (threadIdx.x & 7) + ((threadIdx.x >> 5) % (kWordCols / 8)) * 8;
+    return (threadIdx.x % kLanesW) + ((threadIdx.x / 32) % kWarpsW) * kLanesW;
   }
   __device__ __forceinline__ static int LoadRowGroup0() {
-    return ((threadIdx.x >> 3) & 3) + ((threadIdx.x >> 5) / (kWordCols / 8)) * 4;
+    return ((threadIdx.x % 32) / kLanesW) + ((threadIdx.x / 32) / kWarpsW) * kLanesRg;
   }
 
-  // Global -> registers. A warp takes 8 word columns x 4 row groups, so every load instruction
-  // reads 4 rows x 8 whole words (full sectors).
+  // Global -> registers. A warp takes kLanesW word columns x kLanesRg row groups, so every
+  // load instruction reads kLanesRg rows x kLanesW whole words (full sectors).
   __device__ __forceinline__ static void Load(Regs& r, const char* __restrict__ in, const TileCoords& t) {
     const bool full = t.r0 + kTileRows <= t.rows && t.c0 + kTileCols <= t.cols;
     const int w = LoadWordCol();

@@ -56,6 +56,7 @@ std::string PathProblem(TransposePath path, const TransposeArgs& r) {
     case TransposePath::kScalarTile32:
     case TransposePath::kScalarTile64:
     case TransposePath::kScalarTile64Pipelined:
+    case TransposePath::kScalarTile64DeepPipelined:
       return "";
     case TransposePath::kStridedCopy:
       return IsVector(r) ? "" : "strided copy needs rows == 1 or cols == 1";
@@ -76,8 +77,8 @@ TransposePath ChoosePath(const TransposeArgs& r) {
   if (IsVector(r)) return TransposePath::kStridedCopy;
   if (r.elem_bytes == 1 && AlignedTo(r, 4)) {
     switch (tt::kBytesTile) {
-      case tt::BytesTile::k128x256: return TransposePath::kBytes4x4Wide;
-      case tt::BytesTile::k256x128: return TransposePath::kBytes4x4Tall;
+      case tt::BytesTile::kLine128x128: return TransposePath::kBytes4x4Wide;
+      case tt::BytesTile::kLine256x128: return TransposePath::kBytes4x4Tall;
       default: return TransposePath::kBytes4x4;
     }
   }
@@ -138,6 +139,8 @@ absl::Status LaunchScalar(const TransposeArgs& r, TransposePath path, cudaStream
   switch (path) {
     case TransposePath::kScalarTile64Pipelined:
       return LaunchTiles<ScalarTile<T, tt::ScalarTile64>, true>(r, "transpose_scalar_tile64_pipelined", stream);
+    case TransposePath::kScalarTile64DeepPipelined:
+      return LaunchTiles<ScalarTile<T, tt::ScalarTile64Deep>, true>(r, "transpose_scalar_tile64_deep", stream);
     case TransposePath::kScalarTile64:
       return LaunchTiles<ScalarTile<T, tt::ScalarTile64>, false>(r, "transpose_scalar_tile64", stream);
     default:
@@ -212,13 +215,14 @@ const char* TransposePathName(TransposePath path) {
     case TransposePath::kAuto: return "auto";
     case TransposePath::kStridedCopy: return "strided_copy";
     case TransposePath::kBytes4x4: return "bytes4x4 128x128";
-    case TransposePath::kBytes4x4Wide: return "bytes4x4 128x256";
-    case TransposePath::kBytes4x4Tall: return "bytes4x4 256x128";
+    case TransposePath::kBytes4x4Wide: return "bytes4x4 128x128 line loads";
+    case TransposePath::kBytes4x4Tall: return "bytes4x4 256x128 line loads";
     case TransposePath::kVec4x4: return "vec4x4";
     case TransposePath::kVec2x2: return "vec2x2";
     case TransposePath::kScalarTile32: return "scalar_tile32";
     case TransposePath::kScalarTile64: return "scalar_tile64";
     case TransposePath::kScalarTile64Pipelined: return "scalar_tile64 pipelined";
+    case TransposePath::kScalarTile64DeepPipelined: return "scalar_tile64x4 pipelined";
   }
   return "?";
 }
@@ -285,15 +289,16 @@ absl::Status Transpose::run(cudaStream_t stream) {
     case TransposePath::kBytes4x4:
       return LaunchTiles<RegisterBlockTile<1, tt::Bytes4x4>, true>(r, "transpose_bytes4x4", stream);
     case TransposePath::kBytes4x4Wide:
-      return LaunchTiles<RegisterBlockTile<1, tt::Bytes4x4Wide>, true>(r, "transpose_bytes4x4_wide", stream);
+      return LaunchTiles<RegisterBlockTile<1, tt::Bytes4x4Line>, true>(r, "transpose_bytes4x4_line", stream);
     case TransposePath::kBytes4x4Tall:
-      return LaunchTiles<RegisterBlockTile<1, tt::Bytes4x4Tall>, true>(r, "transpose_bytes4x4_tall", stream);
+      return LaunchTiles<RegisterBlockTile<1, tt::Bytes4x4LineTall>, true>(r, "transpose_bytes4x4_line_tall", stream);
     case TransposePath::kVec4x4:
       return LaunchTiles<RegisterBlockTile<4, tt::Vec4x4>, true>(r, "transpose_vec4x4", stream);
     case TransposePath::kVec2x2:
       return LaunchTiles<RegisterBlockTile<8, tt::Vec2x2>, true>(r, "transpose_vec2x2", stream);
     case TransposePath::kScalarTile64:
     case TransposePath::kScalarTile64Pipelined:
+    case TransposePath::kScalarTile64DeepPipelined:
     case TransposePath::kScalarTile32:
       return LaunchScalarAnyType(r, path_, stream);
     case TransposePath::kAuto:

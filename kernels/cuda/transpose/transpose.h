@@ -58,13 +58,14 @@ enum class TransposePath {
   kAuto,
   kStridedCopy,
   kBytes4x4,      // 128 x 128 byte tile, persistent + pipelined
-  kBytes4x4Wide,  // 128 rows x 256 byte columns
-  kBytes4x4Tall,  // 256 rows x 128 byte columns
+  kBytes4x4Wide,  // 128 x 128 bytes, each load instruction one 128-byte line of one row
+  kBytes4x4Tall,  // 256 rows x 128 byte columns, line loads
   kVec4x4,        // persistent + pipelined
   kVec2x2,        // persistent + pipelined
   kScalarTile32,  // 32x32 tile, 32x8 threads, one tile per block
   kScalarTile64,  // 64x64 tile, 64x8 threads, one tile per block
   kScalarTile64Pipelined,  // 64x64 tile, persistent grid, next tile's loads under this one's stores
+  kScalarTile64DeepPipelined,  // the same with 64x4 threads (16 elements each)
 };
 const char* TransposePathName(TransposePath path);
 

@@ -17,6 +17,7 @@ struct Bytes4x4 {
   static constexpr int kWordCols = 32;
   static constexpr int kThreads = 256;
   static constexpr int kMinBlocksPerSm = 4;  // caps registers at 64 (uncapped: 198, 1 block/SM)
+  static constexpr int kLanesW = 8;          // a load instruction: 4 rows x 32 bytes
 };
 
 // 4-byte elements, 4x4 blocks in uint4: 64 x 64 elements per tile (16 KiB).
@@ -25,6 +26,7 @@ struct Vec4x4 {
   static constexpr int kWordCols = 16;
   static constexpr int kThreads = 256;
   static constexpr int kMinBlocksPerSm = 4;
+  static constexpr int kLanesW = 8;  // a load instruction: 4 rows x 128 bytes
 };
 
 // 8-byte elements, 2x2 blocks in uint4: 64 rows x 32 columns per tile (16 KiB).
@@ -33,21 +35,24 @@ struct Vec2x2 {
   static constexpr int kWordCols = 16;
   static constexpr int kThreads = 256;
   static constexpr int kMinBlocksPerSm = 4;
+  static constexpr int kLanesW = 8;
 };
 
-// 1-byte variants with 256-byte row segments on one side: 128 rows x 256 columns ("wide")
-// and 256 rows x 128 columns ("tall"), 32 KiB of shared memory, 512 threads.
-struct Bytes4x4Wide {
+// 1-byte variants whose load instructions read one whole 128-byte line of one row (32 lanes
+// along the row): 128 x 128 bytes, and 256 rows x 128 columns with 512 threads.
+struct Bytes4x4Line {
   static constexpr int kRowGroups = 32;
-  static constexpr int kWordCols = 64;
-  static constexpr int kThreads = 512;
-  static constexpr int kMinBlocksPerSm = 2;
+  static constexpr int kWordCols = 32;
+  static constexpr int kThreads = 256;
+  static constexpr int kMinBlocksPerSm = 4;
+  static constexpr int kLanesW = 32;
 };
-struct Bytes4x4Tall {
+struct Bytes4x4LineTall {
   static constexpr int kRowGroups = 64;
   static constexpr int kWordCols = 32;
   static constexpr int kThreads = 512;
   static constexpr int kMinBlocksPerSm = 2;
+  static constexpr int kLanesW = 32;
 };
 
 // Any alignment: the padded tile.
@@ -60,6 +65,12 @@ struct ScalarTile64 {
   static constexpr int kTile = 64;
   static constexpr int kBlockRows = 8;
   static constexpr int kMinBlocksPerSm = 2;
+};
+// 64x64 with 256 threads: 16 loads in flight per thread instead of 8.
+struct ScalarTile64Deep {
+  static constexpr int kTile = 64;
+  static constexpr int kBlockRows = 4;
+  static constexpr int kMinBlocksPerSm = 4;
 };
 
 // Strided / contiguous copy for 1 x N and N x 1 shapes.
@@ -77,7 +88,8 @@ struct StridedCopy {
 //   8-byte: scalar 64x64 one tile per block 1.03x aligned, 0.945x odd; persistent 0.98/0.77x;
 //     vec2x2 0.90-0.95x.
 //   1-byte, 4-byte aligned rows: bytes4x4 persistent 68-76% of copy, one tile per block 63-70%.
-enum class BytesTile { k128x128, k128x256, k256x128 };
+//     128 x 256 and 256 x 128 byte tiles: the same within 1.5%.
+enum class BytesTile { k128x128, kLine128x128, kLine256x128 };
 inline constexpr BytesTile kBytesTile = BytesTile::k128x128;
 
 // Blocks per SM the grid-stride kernels are launched with (upper bound; smaller problems get

@@ -106,7 +106,8 @@ void RunCase(const Case& c, uint64_t seed) {
 
 std::vector<TransposePath> PathsFor(int eb, int64_t rows, int64_t cols) {
   std::vector<TransposePath> paths = {TransposePath::kAuto, TransposePath::kScalarTile32,
-                                      TransposePath::kScalarTile64, TransposePath::kScalarTile64Pipelined};
+                                      TransposePath::kScalarTile64, TransposePath::kScalarTile64Pipelined,
+                                      TransposePath::kScalarTile64DeepPipelined};
   if (rows == 1 || cols == 1) paths.push_back(TransposePath::kStridedCopy);
   if (eb == 1) {
     paths.push_back(TransposePath::kBytes4x4);

@@ -25,6 +25,21 @@
 
 namespace histd::cuda::reduce_scan {
 
+// Programmatic dependent launch (sm_90): a kernel that produces partials lets the kernel
+// that combines them start launching early (TriggerDependents); the combining kernel waits
+// for the producer's completion and memory (WaitForProducer) before reading them. Both are
+// no-ops when the launch carries no programmatic dependency.
+__device__ __forceinline__ void TriggerDependents() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void WaitForProducer() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
 template <typename T, typename Op, int kGroup, int kVpt>
 struct SliceReduce {
   using Th = typename Types<T, Op>::Thread;
@@ -67,7 +82,18 @@ struct SliceReduce {
 #pragma unroll
       for (int u = 0; u < kVpt; ++u) AddVec(acc[u], x[u]);
     }
-    for (uint64_t q = v + rank; q < hi; q += kGroup) AddVec(acc[0], LoadVec16(base + q * V));
+    if (v < hi) {  // the last, partial step: fewer than kTile vectors, all loads in flight
+      Vec16<T> x[kVpt];
+#pragma unroll
+      for (int u = 0; u < kVpt; ++u) {
+        const uint64_t q = v + u * kGroup + rank;
+        if (q < hi) x[u] = LoadVec16(base + q * V);
+      }
+#pragma unroll
+      for (int u = 0; u < kVpt; ++u) {
+        if (v + u * kGroup + rank < hi) AddVec(acc[u], x[u]);
+      }
+    }
     // The partial vector at the head (below seg) and at the tail, element by element.
     if (shift != 0 && v_begin == 0 && v_end > 0 && rank < V) {
       const int64_t i = int64_t(rank) - shift;
@@ -100,6 +126,7 @@ __global__ void __launch_bounds__(Tuning::kThreads)
   using Work = typename Types<T, Op>::Work;
   using Slice = SliceReduce<T, Op, Tuning::kThreads, Tuning::kVectorsPerThread>;
   __shared__ Work scratch[Tuning::kThreads / kWarp];
+  TriggerDependents();
   const uint64_t seg = blockIdx.x / splits;
   const uint32_t split = blockIdx.x % splits;
   const T* p = in + seg * seg_stride;
@@ -156,6 +183,7 @@ template <typename Work, typename Result, typename Op, int kThreads>
 __global__ void __launch_bounds__(kThreads)
     FinalizeKernel(const Work* __restrict__ partials, uint32_t splits, Result* __restrict__ out) {
   __shared__ Work scratch[kThreads / kWarp];
+  WaitForProducer();
   const Work* p = partials + uint64_t(blockIdx.x) * splits;
   Work acc = Identity<Work>(Op{});
   for (uint32_t i = threadIdx.x; i < splits; i += kThreads) acc = Combine(Op{}, acc, p[i]);
@@ -180,9 +208,14 @@ __global__ void __launch_bounds__(Tuning::kThreads)
   constexpr int kUnroll = Tuning::kUnrollRows;
   constexpr int kCols = kStrip * V;          // columns per block
   constexpr int kPitch = kCols + 1;          // padded against bank conflicts
-  static_assert(sizeof(Th) * kRowThreads * kPitch <= 48 * 1024, "column tile exceeds static smem");
+  static_assert(sizeof(Th) * kRowThreads * kPitch +
+                        sizeof(Work) * (Tuning::kThreads > kCols ? Tuning::kThreads : kCols) <= 48 * 1024,
+                "column tile exceeds static smem");
   __shared__ Th tile[kRowThreads][kPitch];
 
+  // Partials from a previous ColumnReduceKernel (launched with PDL) must be complete.
+  TriggerDependents();
+  WaitForProducer();
   const int shift = kVector ? ShiftOf(in) : 0;  // the same in every row (16-byte pitch)
   const int tx = threadIdx.x % kStrip, ty = threadIdx.x / kStrip;
   const int64_t c0 = (int64_t(blockIdx.x) * kStrip + tx) * V - shift;  // column of element 0
@@ -227,11 +260,27 @@ __global__ void __launch_bounds__(Tuning::kThreads)
 #pragma unroll
   for (int j = 0; j < V; ++j) tile[ty][tx * V + j] = acc[j];
   __syncthreads();
+  // Combine the kRowThreads partials of each column: kParts threads per column each fold
+  // kRowThreads / kParts of them in row order, then one thread folds the parts in order.
+  constexpr int kParts = Tuning::kThreads >= kCols ? Tuning::kThreads / kCols : 1;
+  static_assert(kRowThreads % kParts == 0, "parts split the row threads evenly");
+  constexpr int kRowsPerPart = kRowThreads / kParts;
+  __shared__ Work parts[kParts][kCols];
+  for (int i = threadIdx.x; i < kParts * kCols; i += Tuning::kThreads) {
+    const int col = i % kCols, part = i / kCols;
+    Work sum = Identity<Work>(Op{});
+#pragma unroll 4
+    for (int y = part * kRowsPerPart; y < (part + 1) * kRowsPerPart; ++y) {
+      sum = Combine(Op{}, sum, Widen<Work>(tile[y][col]));
+    }
+    parts[part][col] = sum;
+  }
+  __syncthreads();
   for (int col = threadIdx.x; col < kCols; col += Tuning::kThreads) {
     const int64_t c = int64_t(blockIdx.x) * kCols + col - shift;
     if (c < 0 || c >= int64_t(cols)) continue;
-    Work total = Identity<Work>(Op{});
-    for (int y = 0; y < kRowThreads; ++y) total = Combine(Op{}, total, Widen<Work>(tile[y][col]));
+    Work total = parts[0][col];
+    for (int part = 1; part < kParts; ++part) total = Combine(Op{}, total, parts[part][col]);
     out[uint64_t(blockIdx.y) * cols + uint64_t(c)] = static_cast<Out>(total);
   }
 }

@@ -42,6 +42,7 @@ struct TileScan {
     unsigned long long ticket;
   };
 
+  Vec16<T> raw[K];  // the loaded inputs (0 outside the segment)
   A x[K][V];      // after ScanLocal: inclusive values within the warp's span
   A p[K];         // exclusive prefix of each of this thread's vectors within the warp's span
   A warp_prefix;  // sum of the tile's earlier warps
@@ -61,28 +62,86 @@ struct TileScan {
     const T* base = AlignedBase(seg, shift);
     const uint64_t q0 = FirstVector(tile);
     if (Interior(len, shift, tile)) {
-      Vec16<T> in[K];
 #pragma unroll
-      for (int k = 0; k < K; ++k) in[k] = LoadVec16(base + (q0 + uint64_t(k) * kWarp) * V);
-#pragma unroll
-      for (int k = 0; k < K; ++k) {
-#pragma unroll
-        for (int j = 0; j < V; ++j) x[k][j] = Widen<A>(in[k].v[j]);
-      }
+      for (int k = 0; k < K; ++k) raw[k] = LoadVec16(base + (q0 + uint64_t(k) * kWarp) * V);
       return;
     }
 #pragma unroll
     for (int k = 0; k < K; ++k) {
       const uint64_t e0 = (q0 + uint64_t(k) * kWarp) * V;
       if (e0 >= uint64_t(shift) && e0 + V - shift <= len) {
-        const Vec16<T> in = LoadVec16(base + e0);
-#pragma unroll
-        for (int j = 0; j < V; ++j) x[k][j] = Widen<A>(in.v[j]);
+        raw[k] = LoadVec16(base + e0);
       } else {
 #pragma unroll
         for (int j = 0; j < V; ++j) {
           const int64_t i = int64_t(e0 + j) - shift;
-          x[k][j] = (i >= 0 && uint64_t(i) < len) ? Widen<A>(seg[i]) : A(0);
+          raw[k].v[j] = (i >= 0 && uint64_t(i) < len) ? seg[i] : T(0);
+        }
+      }
+    }
+  }
+
+  // The tile's sum from the raw inputs (thread sums, a warp tree, the warps in order), in
+  // every thread. One __syncthreads inside. Used by kReduceFirst tiles before the look-back.
+  __device__ __forceinline__ A Reduce(Shared& sh) {
+    A sum = A(0);
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+#pragma unroll
+      for (int j = 0; j < V; ++j) sum = sum + Widen<A>(raw[k].v[j]);
+    }
+    sum = WarpReduce(sum, SumOp{});
+    const int warp = threadIdx.x / kWarp;
+    if (LaneId() == 0) sh.warp_total[warp] = sum;
+    __syncthreads();
+    A run = A(0);
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) {
+      if (w == warp) warp_prefix = run;
+      run = run + sh.warp_total[w];
+    }
+    return run;
+  }
+
+  // kReduceFirst's second half: with the tile's prefix known (and warp_prefix from Reduce),
+  // scans and stores one vector row k at a time, so only `raw` stays live in registers.
+  template <typename S>
+  __device__ __forceinline__ void ScanStore(S* out_seg, uint64_t len, int shift, uint64_t tile,
+                                            A tile_prefix, bool inclusive) const {
+    const int lane = LaneId();
+    const A tp = tile_prefix + warp_prefix;
+    const uint64_t q0 = FirstVector(tile);
+    const bool vec_ok = Interior(len, shift, tile) &&
+                        (reinterpret_cast<uintptr_t>(out_seg) - uintptr_t(shift) * sizeof(S)) % 16 == 0;
+    A carry = A(0);
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      A xv[V];
+      xv[0] = Widen<A>(raw[k].v[0]);
+#pragma unroll
+      for (int j = 1; j < V; ++j) xv[j] = xv[j - 1] + Widen<A>(raw[k].v[j]);
+      const A incl = WarpInclusiveSum(xv[V - 1]);
+      A excl = ShflUp(incl, 1);
+      if (lane == 0) excl = A(0);
+      const A pk = carry + excl;
+      carry = carry + ShflIdx(incl, kWarp - 1);
+      S vals[V];
+      if (inclusive) {
+#pragma unroll
+        for (int j = 0; j < V; ++j) vals[j] = static_cast<S>(tp + (pk + xv[j]));
+      } else {
+        vals[0] = static_cast<S>(tp + pk);
+#pragma unroll
+        for (int j = 1; j < V; ++j) vals[j] = static_cast<S>(tp + (pk + xv[j - 1]));
+      }
+      const uint64_t e0 = (q0 + uint64_t(k) * kWarp) * V;
+      if (vec_ok) {
+        StoreVec16<S, V>(out_seg + (e0 - shift), vals);
+      } else {
+#pragma unroll
+        for (int j = 0; j < V; ++j) {
+          const int64_t i = int64_t(e0 + j) - shift;
+          if (i >= 0 && uint64_t(i) < len) out_seg[i] = vals[j];
         }
       }
     }
@@ -94,8 +153,9 @@ struct TileScan {
     const int lane = LaneId(), warp = threadIdx.x / kWarp;
 #pragma unroll
     for (int k = 0; k < K; ++k) {
+      x[k][0] = Widen<A>(raw[k].v[0]);
 #pragma unroll
-      for (int j = 1; j < V; ++j) x[k][j] = x[k][j - 1] + x[k][j];
+      for (int j = 1; j < V; ++j) x[k][j] = x[k][j - 1] + Widen<A>(raw[k].v[j]);
     }
     A incl[K];
 #pragma unroll
@@ -161,7 +221,7 @@ struct TileScan {
 // One tile per block; segments of seg_len elements every seg_stride elements (one segment:
 // the flat array; or one per row). `ticket` and `words` are zeroed before the launch.
 template <typename T, typename A, typename S, typename Tuning>
-__global__ void __launch_bounds__(Tuning::kThreads)
+__global__ void __launch_bounds__(Tuning::kThreads, Tuning::kMinBlocks)
     LookbackScanKernel(const T* __restrict__ in, S* __restrict__ out, uint64_t seg_len,
                        uint64_t seg_stride, PrefixLayout lay, unsigned long long* ticket,
                        unsigned long long* words, bool inclusive) {
@@ -175,13 +235,23 @@ __global__ void __launch_bounds__(Tuning::kThreads)
   const int shift = ShiftOf(p);
   Tile tile;
   tile.Load(p, seg_len, shift, t);
-  tile.ScanLocal(sh);
+  A aggregate;
+  if constexpr (Tuning::kReduceFirst) {
+    aggregate = tile.Reduce(sh);
+  } else {
+    tile.ScanLocal(sh);
+    aggregate = tile.aggregate;
+  }
   if (threadIdx.x < kWarp) {
-    const A prefix = TilePrefix(PrefixStore<A>{words}, lay, seg, t, tile.aggregate);
+    const A prefix = TilePrefix(PrefixStore<A>{words}, lay, seg, t, aggregate);
     if (threadIdx.x == 0) sh.prefix = prefix;
   }
   __syncthreads();
-  tile.Store(out + seg * seg_stride, seg_len, shift, t, sh.prefix, inclusive);
+  if constexpr (Tuning::kReduceFirst) {
+    tile.ScanStore(out + seg * seg_stride, seg_len, shift, t, sh.prefix, inclusive);
+  } else {
+    tile.Store(out + seg * seg_stride, seg_len, shift, t, sh.prefix, inclusive);
+  }
 }
 
 // One warp per row of `cols` elements (short rows), 8 warps per block, grid-stride.

@@ -36,6 +36,26 @@ struct ReducePlan {
 
 inline uint64_t CeilDiv(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
 
+// Launches `kernel` so that it may start while the previous kernel on the stream finishes
+// (programmatic dependent launch, sm_90); the kernel must call WaitForProducer() before it
+// reads what that kernel wrote.
+template <typename... Params, typename... Args>
+absl::Status LaunchDependent(const char* name, void (*kernel)(Params...), dim3 grid, dim3 block,
+                             cudaStream_t stream, Args... args) {
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config = {};
+  config.gridDim = grid;
+  config.blockDim = block;
+  config.dynamicSmemBytes = 0;
+  config.stream = stream;
+  config.attrs = attr;
+  config.numAttrs = 1;
+  HISTD_CUDA_RETURN_IF_ERROR(cudaLaunchKernelEx(&config, kernel, static_cast<Params>(args)...));
+  return CheckLaunch(name, stream);
+}
+
 // Work (partial) bytes per element: sums add in 8 bytes (uint64_t or double).
 inline size_t ReduceWorkSize(DType dtype, Engine::ReduceOp op) {
   return op == Engine::ReduceOp::kSum ? 8 : DTypeSize(dtype);
@@ -73,8 +93,9 @@ ReducePlan MakeReducePlan(const ReduceArgs& a, int sms) {
     p.kind = ReducePlan::Kind::kSegments;
     const uint64_t tile = uint64_t(Tuning::kThreads) * Tuning::kVectorsPerThread;
     const uint64_t tiles = CeilDiv(nv, tile);
+    // One row per block once there are rows for every SM; else split rows (or the array).
     const uint64_t target = uint64_t(sms) * Tuning::kBlocksPerSm;
-    uint64_t splits = std::clamp<uint64_t>(CeilDiv(target, p.segments), 1, tiles);
+    uint64_t splits = p.segments >= uint64_t(sms) ? 1 : std::clamp<uint64_t>(CeilDiv(target, p.segments), 1, tiles);
     splits = std::max(splits, CeilDiv(p.seg_len, uint64_t(Tuning::kThreads) * kThreadCap));
     const uint64_t tiles_per_split = CeilDiv(tiles, splits);
     p.splits = static_cast<uint32_t>(CeilDiv(tiles, tiles_per_split));
@@ -111,17 +132,24 @@ ReducePlan MakeReducePlan(const ReduceArgs& a, int sms) {
 // Launches ColumnReduceKernel with the plan's vector / strip choice.
 template <typename T, typename Op, typename Out>
 absl::Status LaunchColumns(bool vector, bool wide, dim3 grid, const T* in, uint64_t rows,
-                           uint64_t cols, uint64_t rows_per_split, Out* out, cudaStream_t stream) {
+                           uint64_t cols, uint64_t rows_per_split, Out* out, cudaStream_t stream,
+                           bool dependent = false) {
+  auto launch = [&](auto kernel, int threads) -> absl::Status {
+    if (dependent) {
+      return LaunchDependent("ColumnReduceKernel", kernel, grid, dim3(threads), stream, in, rows,
+                             cols, rows_per_split, out);
+    }
+    kernel<<<grid, threads, 0, stream>>>(in, rows, cols, rows_per_split, out);
+    return CheckLaunch("ColumnReduceKernel", stream);
+  };
+  using Wide = ColumnReduceWideTuning;
+  using Tall = ColumnReduceTallTuning;
   if (wide) {
-    using Tu = ColumnReduceWideTuning;
-    if (vector) ColumnReduceKernel<T, Op, Tu, true, Out><<<grid, Tu::kThreads, 0, stream>>>(in, rows, cols, rows_per_split, out);
-    else ColumnReduceKernel<T, Op, Tu, false, Out><<<grid, Tu::kThreads, 0, stream>>>(in, rows, cols, rows_per_split, out);
-  } else {
-    using Tu = ColumnReduceTallTuning;
-    if (vector) ColumnReduceKernel<T, Op, Tu, true, Out><<<grid, Tu::kThreads, 0, stream>>>(in, rows, cols, rows_per_split, out);
-    else ColumnReduceKernel<T, Op, Tu, false, Out><<<grid, Tu::kThreads, 0, stream>>>(in, rows, cols, rows_per_split, out);
+    return vector ? launch(ColumnReduceKernel<T, Op, Wide, true, Out>, Wide::kThreads)
+                  : launch(ColumnReduceKernel<T, Op, Wide, false, Out>, Wide::kThreads);
   }
-  return CheckLaunch("ColumnReduceKernel", stream);
+  return vector ? launch(ColumnReduceKernel<T, Op, Tall, true, Out>, Tall::kThreads)
+                : launch(ColumnReduceKernel<T, Op, Tall, false, Out>, Tall::kThreads);
 }
 
 template <typename T, typename Op, typename Tuning = ReduceTuning>
@@ -153,8 +181,9 @@ absl::Status LaunchReduce(const ReducePlan& p, const T* in, uint64_t rows, uint6
           in, p.seg_stride, p.seg_len, p.splits, p.per_split, o, partials);
       HISTD_RETURN_IF_ERROR(CheckLaunch("SegmentReduceKernel", stream));
       if (p.splits == 1) return absl::OkStatus();
-      FinalizeKernel<W, R, Op, 256><<<static_cast<unsigned>(p.segments), 256, 0, stream>>>(partials, p.splits, o);
-      return CheckLaunch("FinalizeKernel", stream);
+      return LaunchDependent("FinalizeKernel", FinalizeKernel<W, R, Op, 256>,
+                             dim3(static_cast<unsigned>(p.segments)), dim3(256), stream,
+                             static_cast<const W*>(partials), p.splits, o);
     }
     case ReducePlan::Kind::kColumns: {
       const dim3 grid(static_cast<unsigned>(p.col_grid_x), p.col_splits);
@@ -165,7 +194,7 @@ absl::Status LaunchReduce(const ReducePlan& p, const T* in, uint64_t rows, uint6
                                                      p.rows_per_split, partials, stream)));
       const dim3 fgrid(static_cast<unsigned>(p.fin_grid_x), 1);
       return LaunchColumns<W, Op, R>(p.fin_vector, p.fin_wide, fgrid, partials, p.col_splits, cols,
-                                     p.col_splits, o, stream);
+                                     p.col_splits, o, stream, /*dependent=*/true);
     }
   }
   return absl::InternalError("unknown reduce plan");

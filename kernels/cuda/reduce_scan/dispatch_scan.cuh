@@ -106,19 +106,23 @@ absl::Status LaunchScan(const ScanPlan& p, const T* in, S* out, uint64_t rows, u
         ColumnScanKernel<T, A, S><<<dim3(gx, 1), kColumnScanThreads, 0, stream>>>(in, out, rows, cols, rows, nullptr, inclusive);
         return CheckLaunch("ColumnScanKernel", stream);
       }
-      A* sums = static_cast<A*>(workspace);
-      A* carries = sums + p.chunks * cols;
-      // Chunk sums, in the reduce's fixed order (its Work type is A).
-      static_assert(std::is_same_v<typename Types<T, SumOp>::Work, A>, "chunk sums in the work type");
-      HISTD_RETURN_IF_ERROR((LaunchColumns<T, SumOp, A>(p.col_vector, p.col_wide,
-                                                        dim3(static_cast<unsigned>(p.col_grid_x), static_cast<unsigned>(p.chunks)),
-                                                        in, rows, cols, p.chunk_rows, sums, stream)));
-      // Carries: exclusive scan of the chunk sums down each column.
-      ColumnScanKernel<A, A, A><<<dim3(gx, 1), kColumnScanThreads, 0, stream>>>(sums, carries, p.chunks, cols, p.chunks, nullptr, false);
-      HISTD_RETURN_IF_ERROR(CheckLaunch("ColumnScanKernel(carries)", stream));
-      ColumnScanKernel<T, A, S><<<dim3(gx, static_cast<unsigned>(p.chunks)), kColumnScanThreads, 0, stream>>>(
-          in, out, rows, cols, p.chunk_rows, carries, inclusive);
-      return CheckLaunch("ColumnScanKernel", stream);
+      // Chunk sums come from the column reduce, whose partials are in its Work type.
+      if constexpr (!std::is_same_v<typename Types<T, SumOp>::Work, A>) {
+        return absl::InvalidArgumentError("column scan in three passes needs the standard work type");
+      } else {
+        A* sums = static_cast<A*>(workspace);
+        A* carries = sums + p.chunks * cols;
+        // Chunk sums, in the reduce's fixed order (its Work type is A).
+        HISTD_RETURN_IF_ERROR((LaunchColumns<T, SumOp, A>(p.col_vector, p.col_wide,
+                                                          dim3(static_cast<unsigned>(p.col_grid_x), static_cast<unsigned>(p.chunks)),
+                                                          in, rows, cols, p.chunk_rows, sums, stream)));
+        // Carries: exclusive scan of the chunk sums down each column.
+        ColumnScanKernel<A, A, A><<<dim3(gx, 1), kColumnScanThreads, 0, stream>>>(sums, carries, p.chunks, cols, p.chunks, nullptr, false);
+        HISTD_RETURN_IF_ERROR(CheckLaunch("ColumnScanKernel(carries)", stream));
+        ColumnScanKernel<T, A, S><<<dim3(gx, static_cast<unsigned>(p.chunks)), kColumnScanThreads, 0, stream>>>(
+            in, out, rows, cols, p.chunk_rows, carries, inclusive);
+        return CheckLaunch("ColumnScanKernel", stream);
+      }
     }
   }
   return absl::InternalError("unknown scan plan");

@@ -1,27 +1,30 @@
 // Single-pass scan's inter-tile prefixes: decoupled look-back (Merrill & Garland 2016)
 // with a DETERMINISTIC combination order.
 //
-// Classic decoupled look-back adds "whatever predecessors have published by now" (some
-// aggregates, then one inclusive prefix), so a float prefix's rounding depends on timing.
-// Here every tile t publishes only values that are fixed functions of the input:
-//   level 0: G(0, t) = the aggregate of tile t (published as soon as the tile is reduced);
-//   level L: G(L, g) = the fixed-tree sum of G(L-1, 32g .. 32g+31), published by tile
-//            (g+1)*32^L - 1, the last tile of the group, once the 31 others are visible.
-// The exclusive prefix of tile t is then the sum, from the top level down, of the groups
-// named by t's base-32 digits: at level L, the d_L = (t >> 5L) & 31 groups just before t.
-// Each level's d_L values are read by one warp's lanes in parallel (all levels at once) and
-// reduced with a fixed shuffle tree. A tile's wait is bounded by a few L2 round trips after
-// its predecessor's aggregate (one more per completed level of groups), as with look-back;
-// no value ever depends on which predecessor happened to finish first.
+// Classic look-back adds "whatever predecessors have published by now" in a tree, so a
+// float prefix's rounding depends on timing. Here tiles form groups of 32 and:
+//   TA[t]  tile t's aggregate, published as soon as the tile is reduced;
+//   GA[g]  group g's aggregate: a fixed shuffle tree over TA[32g .. 32g+31];
+//   B(g)   the sum of everything before group g, DEFINED as the left fold
+//          (((GA[0] + GA[1]) + GA[2]) + ... + GA[g-1]);
+//   GI[g]  = B(g) + GA[g] = B(g+1), published by group g's last tile.
+// Tile t = 32g + k has prefix B(g) + InGroup(t), InGroup = a fixed tree over TA[32g .. t-1].
+// B(g) comes from a look-back over groups: take the nearest published GI[g'] (= B(g'+1),
+// exact by induction) and add GA[g'+1], ..., GA[g-1] ONE AT A TIME, left to right: a left
+// fold continued from a prefix of itself is the same left fold, so the bits do not depend
+// on which GI happened to be visible. GA of the two most recent groups is computed from
+// their TAs in the consumer (same tree, same bits) rather than waited for. With no GI in
+// sight and fewer than 32 groups before, the fold starts from B(0) = 0.
 //
-// Progress: tiles are numbered by an atomic ticket taken when a block starts, so every tile
-// a block waits for belongs to a block that is already running and never waits for a later
-// tile.
+// Progress: tiles are numbered by an atomic ticket taken when a block starts, so every
+// value a tile waits for is published by a block that is already running and that waits
+// only for earlier tiles.
 //
 // Storage: each 32-bit half of a value sits in its own 64-bit word next to a ready bit, and
-// every word is written exactly once (from the zero the workspace is cleared to). A reader
-// that sees every word of a value ready has the whole value; relaxed device-scope accesses
-// suffice because no other data is published through these words.
+// every word goes from 0 (the cleared workspace) to its final value; a value may be
+// published twice only with identical bits. A reader that sees every word of a value ready
+// has the whole value; relaxed device-scope accesses suffice because nothing else is
+// published through these words.
 #pragma once
 
 #include <cuda/atomic>
@@ -35,33 +38,27 @@
 
 namespace histd::cuda::reduce_scan {
 
-constexpr int kMaxPrefixLevels = 7;  // 32^7 = 2^35 tiles per segment
+constexpr uint64_t kTilesPerGroup = 32;
 
-// Where each level's entries live, per segment. Host-built (MakePrefixLayout), passed by value.
+// Entry indices of TA, GA and GI for every segment. Host-built, passed by value.
 struct PrefixLayout {
-  uint64_t tiles = 0;  // tiles per segment
-  int levels = 0;      // 0: single-tile segments, nothing published
-  uint64_t offset[kMaxPrefixLevels] = {};  // first entry of level L (all segments)
-  uint64_t count[kMaxPrefixLevels] = {};   // entries of level L per segment: ceil(tiles/32^L)
-  uint64_t entries = 0;                    // total
+  uint64_t tiles = 0;   // tiles per segment (<= 1: nothing is published)
+  uint64_t groups = 0;  // groups per segment
+  uint64_t ga_offset = 0, gi_offset = 0, entries = 0;
 
-  __host__ __device__ uint64_t Index(int level, uint64_t segment, uint64_t g) const {
-    return offset[level] + segment * count[level] + g;
-  }
+  __host__ __device__ uint64_t Tile(uint64_t seg, uint64_t t) const { return seg * tiles + t; }
+  __host__ __device__ uint64_t GroupAgg(uint64_t seg, uint64_t g) const { return ga_offset + seg * groups + g; }
+  __host__ __device__ uint64_t GroupInc(uint64_t seg, uint64_t g) const { return gi_offset + seg * groups + g; }
 };
 
 inline PrefixLayout MakePrefixLayout(uint64_t segments, uint64_t tiles) {
   PrefixLayout lay;
   lay.tiles = tiles;
   if (tiles <= 1) return lay;
-  uint64_t span = 1;
-  while (lay.levels < kMaxPrefixLevels && span < tiles) {
-    lay.offset[lay.levels] = lay.entries;
-    lay.count[lay.levels] = (tiles + span - 1) / span;
-    lay.entries += segments * lay.count[lay.levels];
-    ++lay.levels;
-    span <<= 5;
-  }
+  lay.groups = (tiles + kTilesPerGroup - 1) / kTilesPerGroup;
+  lay.ga_offset = segments * tiles;
+  lay.gi_offset = lay.ga_offset + segments * lay.groups;
+  lay.entries = lay.gi_offset + segments * lay.groups;
   return lay;
 }
 
@@ -83,98 +80,98 @@ struct PrefixStore {
       Ref(words[e * kWords + w]).store((Word(h[w]) << 32) | 1u, ::cuda::memory_order_relaxed);
     }
   }
-  __device__ __forceinline__ void Fetch(uint64_t e, Word (&raw)[kWords]) const {
+  // Loads entry e; true when every word of it is ready, and then `v` holds the value.
+  __device__ __forceinline__ bool TryRead(uint64_t e, A& v) const {
+    Word raw[kWords];
 #pragma unroll
     for (int w = 0; w < kWords; ++w) raw[w] = Ref(words[e * kWords + w]).load(::cuda::memory_order_relaxed);
-  }
-  __device__ __forceinline__ static bool Ready(const Word (&raw)[kWords]) {
     bool ok = true;
-#pragma unroll
-    for (int w = 0; w < kWords; ++w) ok = ok && (raw[w] & 1u);
-    return ok;
-  }
-  __device__ __forceinline__ static A Decode(const Word (&raw)[kWords]) {
     uint32_t h[kWords];
 #pragma unroll
-    for (int w = 0; w < kWords; ++w) h[w] = static_cast<uint32_t>(raw[w] >> 32);
-    A v;
-    memcpy(&v, h, sizeof(A));
-    return v;
-  }
-  __device__ A Wait(uint64_t e) const {
-    Word raw[kWords];
-    Fetch(e, raw);
-    while (!Ready(raw)) {
-      __nanosleep(32);
-      Fetch(e, raw);
+    for (int w = 0; w < kWords; ++w) {
+      ok = ok && (raw[w] & 1u);
+      h[w] = static_cast<uint32_t>(raw[w] >> 32);
     }
-    return Decode(raw);
+    memcpy(&v, h, sizeof(A));
+    return ok;
   }
 };
 
-// Called by all 32 lanes of one warp of the block that holds tile t of `segment`, with the
-// tile's aggregate in every lane. Publishes what this tile owes, then returns the tile's
-// exclusive prefix (sum of all earlier tiles of the segment) in every lane.
+// Called by all 32 lanes of one warp of the block holding tile t of `seg`, with the tile's
+// aggregate in every lane. Publishes what the tile owes and returns its exclusive prefix
+// (the sum of the segment's earlier tiles) in every lane.
 template <typename A>
-__device__ A TilePrefix(const PrefixStore<A>& store, const PrefixLayout& lay, uint64_t segment,
+__device__ A TilePrefix(const PrefixStore<A>& st, const PrefixLayout& lay, uint64_t seg,
                         uint64_t t, A aggregate) {
-  using Word = typename PrefixStore<A>::Word;
-  constexpr int kWords = PrefixStore<A>::kWords;
-  const int lane = LaneId();
-  if (lay.levels == 0) return A(0);
-  if (lane == 0) store.Publish(lay.Index(0, segment, t), aggregate);
+  constexpr unsigned kAll = 0xffffffffu;
+  if (lay.tiles <= 1) return A(0);
+  const uint32_t lane = static_cast<uint32_t>(LaneId());
+  if (lane == 0) st.Publish(lay.Tile(seg, t), aggregate);
+  const uint64_t g = t / kTilesPerGroup;
+  const uint32_t k = static_cast<uint32_t>(t % kTilesPerGroup);
+  const uint32_t window = g < 32 ? static_cast<uint32_t>(g) : 32u;  // earlier groups in view
+  const bool closes = k == kTilesPerGroup - 1;  // last tile of a full group
 
-  // Close the groups that end at this tile.
-  A g = aggregate;
-  for (int level = 1; level < lay.levels; ++level) {
-    const uint64_t span = uint64_t(1) << (5 * level);
-    if ((t + 1) % span != 0) break;
-    const uint64_t group = (t + 1) / span - 1;
-    const A member = lane == 31 ? g : store.Wait(lay.Index(level - 1, segment, group * 32 + lane));
-    g = WarpAllReduce(member, SumOp{});
-    if (lane == 0) store.Publish(lay.Index(level, segment, group), g);
-  }
-
-  // Gather the groups named by t's base-32 digits: all levels' loads in flight together.
-  Word raw[kMaxPrefixLevels][kWords];
-  bool pending[kMaxPrefixLevels];
-  uint64_t index[kMaxPrefixLevels];
-#pragma unroll
-  for (int level = 0; level < kMaxPrefixLevels; ++level) {
-    const uint32_t digit = level < lay.levels ? uint32_t(t >> (5 * level)) & 31u : 0u;
-    const uint64_t base = (t >> (5 * (level + 1))) << 5;  // first group of t's parent
-    pending[level] = uint32_t(lane) < digit;
-    index[level] = pending[level] ? lay.Index(level, segment, base + lane) : 0;
-#pragma unroll
-    for (int w = 0; w < kWords; ++w) raw[level][w] = 0;
-  }
+  // Lane l reads: own = TA[32g + l] (l < k); p1 / p2 = TA of groups g-1 / g-2 (local GA);
+  // gi = GI[g-1-l], ga = GA[g-1-l] (l < window; GA only for l >= 2).
+  A own = A(0), p1 = A(0), p2 = A(0), gi = A(0), ga = A(0);
+  bool own_ok = lane >= k, p1_ok = g < 1, p2_ok = g < 2;
+  bool gi_ok = false, ga_ok = !(lane >= 2 && lane < window);
+  bool have_own = false, have1 = false, have2 = false, published_ga = false;
+  A in_group = A(0), ga1 = A(0), ga2 = A(0), ga_self = A(0);
+  uint32_t kp = 0;
   for (;;) {
-#pragma unroll
-    for (int level = 0; level < kMaxPrefixLevels; ++level) {
-      if (pending[level]) store.Fetch(index[level], raw[level]);
-    }
-    bool waiting = false;
-#pragma unroll
-    for (int level = 0; level < kMaxPrefixLevels; ++level) {
-      if (pending[level]) {
-        if (PrefixStore<A>::Ready(raw[level])) {
-          pending[level] = false;
-        } else {
-          waiting = true;
-        }
+    if (!own_ok) own_ok = st.TryRead(lay.Tile(seg, kTilesPerGroup * g + lane), own);
+    if (!p1_ok) p1_ok = st.TryRead(lay.Tile(seg, kTilesPerGroup * (g - 1) + lane), p1);
+    if (!p2_ok) p2_ok = st.TryRead(lay.Tile(seg, kTilesPerGroup * (g - 2) + lane), p2);
+    if (!gi_ok && lane < window) gi_ok = st.TryRead(lay.GroupInc(seg, g - 1 - lane), gi);
+    if (!ga_ok) ga_ok = st.TryRead(lay.GroupAgg(seg, g - 1 - lane), ga);
+
+    if (!have_own && __all_sync(kAll, own_ok)) {
+      have_own = true;
+      in_group = WarpAllReduce(lane < k ? own : A(0), SumOp{});
+      if (closes) {  // same tree as a consumer's local GA over this group's TAs
+        ga_self = WarpAllReduce(lane < k ? own : aggregate, SumOp{});
+        if (lane == 0) st.Publish(lay.GroupAgg(seg, g), ga_self);
+        published_ga = true;
       }
     }
-    if (!waiting) break;
+    if (!have1 && g >= 1 && __all_sync(kAll, p1_ok)) {
+      have1 = true;
+      ga1 = WarpAllReduce(p1, SumOp{});
+    }
+    if (!have2 && g >= 2 && __all_sync(kAll, p2_ok)) {
+      have2 = true;
+      ga2 = WarpAllReduce(p2, SumOp{});
+    }
+    // Nearest published GI; with g <= 32 groups before, B(0) = 0 is always "published".
+    const unsigned gi_mask = __ballot_sync(kAll, gi_ok && lane < window);
+    const unsigned ga_mask = (__ballot_sync(kAll, ga_ok) & ~3u) | (have1 ? 1u : 0u) | (have2 ? 2u : 0u);
+    bool resolved = have_own && (!closes || published_ga);
+    if (g > 0) {
+      if (gi_mask != 0) {
+        kp = static_cast<uint32_t>(__ffs(gi_mask) - 1);
+      } else if (window == g) {
+        kp = window;  // fold from B(0) = 0
+      } else {
+        resolved = false;
+      }
+      const unsigned need = kp >= 32 ? kAll : ((1u << kp) - 1u);
+      resolved = resolved && (ga_mask & need) == need;
+    }
+    if (resolved) break;
     __nanosleep(32);
   }
-  A prefix = A(0);
-#pragma unroll
-  for (int level = kMaxPrefixLevels - 1; level >= 0; --level) {
-    if (level >= lay.levels || ((t >> (5 * level)) & 31u) == 0) continue;  // warp-uniform
-    const A m = uint32_t(lane) < ((t >> (5 * level)) & 31u) ? PrefixStore<A>::Decode(raw[level]) : A(0);
-    prefix = prefix + WarpAllReduce(m, SumOp{});
+  A before = A(0);  // B(g)
+  if (g > 0) {
+    if (kp < window) before = ShflIdx(gi, static_cast<int>(kp));
+    for (int j = static_cast<int>(kp) - 1; j >= 0; --j) {  // left to right: GA[g-kp] .. GA[g-1]
+      const A next = j == 0 ? ga1 : j == 1 ? ga2 : ShflIdx(ga, j);
+      before = before + next;
+    }
   }
-  return prefix;
+  if (closes && lane == 0) st.Publish(lay.GroupInc(seg, g), before + ga_self);
+  return before + in_group;
 }
 
 }  // namespace histd::cuda::reduce_scan

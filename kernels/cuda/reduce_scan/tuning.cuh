@@ -46,14 +46,19 @@ constexpr int kColumnReduceBlocksPerSm = 8;
 
 // Single-pass scan: a tile is kThreads * kItems elements (kItems a multiple of the 16-byte
 // vector width), one tile per block, tiles taken in order from an atomic ticket.
-template <int kThreads_, int kItems_>
+// kMinBlocks: __launch_bounds__ occupancy floor (caps registers). kReduceFirst: reduce the
+// tile for its aggregate, look back, and only then scan it, so that only the raw inputs
+// (not the wider running sums) stay in registers while the tile waits for its prefix.
+template <int kThreads_, int kItems_, int kMinBlocks_ = 1, bool kReduceFirst_ = false>
 struct ScanTuningT {
   static constexpr int kThreads = kThreads_;
   static constexpr int kItems = kItems_;
+  static constexpr int kMinBlocks = kMinBlocks_;
+  static constexpr bool kReduceFirst = kReduceFirst_;
 };
 // Per input type: 16 bytes in per load; items per thread chosen so that a thread holds
 // 16..24 accumulators. H100 f32 -> f64 work: 128 x 24 (CUB's sm90 f32 shape).
-template <typename T> struct ScanTuningFor { using type = ScanTuningT<128, 24>; };
+template <typename T> struct ScanTuningFor { using type = ScanTuningT<128, 24, 5, true>; };
 template <> struct ScanTuningFor<uint8_t> { using type = ScanTuningT<128, 16>; };
 template <> struct ScanTuningFor<int32_t> { using type = ScanTuningT<128, 16>; };
 template <> struct ScanTuningFor<uint32_t> { using type = ScanTuningT<128, 16>; };

@@ -68,8 +68,12 @@ void CheckOne(const std::vector<T>& x, const void* in, uint64_t rows, uint64_t c
     if (op == Op::kSum) {
       want = static_cast<R>(ref.sum);
       if constexpr (std::is_floating_point_v<R>) {
-        ok = std::fabs(static_cast<long double>(got[o]) - ref.exact) <=
-             FloatTolerance<R>(ref.exact, ref.magnitude, extent);
+        if (!std::isfinite(ref.exact)) {  // inf - inf -> NaN; +-inf stays
+          ok = std::isnan(ref.exact) ? std::isnan(got[o]) : static_cast<long double>(got[o]) == ref.exact;
+        } else {
+          ok = std::fabs(static_cast<long double>(got[o]) - ref.exact) <=
+               FloatTolerance<R>(ref.exact, ref.magnitude, extent);
+        }
       } else {
         ok = got[o] == want;
       }

@@ -27,6 +27,7 @@
 #include "bench/bench_util.cuh"
 #include "bench/histogram_workloads.cuh"
 #include "kernels/cuda/histogram/histogram_accumulate.h"
+#include "kernels/cuda/histogram/histogram_tuning.h"
 #include "kernels/cuda/histogram/roulo_variants.h"
 
 namespace hb = histd::bench;
@@ -246,18 +247,31 @@ void RunWorkload(Setup& s, double copy_gbs) {
   BENCH_CUDA(cudaMalloc(&d_out, work.size() * sizeof(hc::HistogramOutflow)));
   BENCH_CUDA(cudaMemcpy(d_work, work.data(), work.size() * sizeof(work[0]), cudaMemcpyHostToDevice));
   BENCH_CUDA(cudaMemset(d_out, 0, work.size() * sizeof(hc::HistogramOutflow)));
-  struct Prod { const char* name; hc::HistogramAccumulateOptions o; };
+  struct Prod { std::string name; hc::HistogramAccumulateOptions o; };
   std::vector<Prod> prods;
-  prods.push_back({"production (default: hot window, config 0)", {}});
-  for (int c = 1; c < 3; ++c) {
+  prods.push_back({hb::Fmt("production default (config %d)", histd::cuda::histogram::kDefaultHotWindowConfig), {}});
+  for (int c = 0; c < histd::cuda::histogram::kHotWindowConfigCount; ++c) {
+    const auto& k = histd::cuda::histogram::kHotWindowConfigs[c];
     hc::HistogramAccumulateOptions o;
     o.strategy = hc::HistogramStrategy::kHotWindow;
     o.config = c;
-    prods.push_back({c == 1 ? "exact hot window, config 1 (1024 thr, 96K-bin window)" : "exact hot window, config 2 (2^15-sample tiles)", o});
+    prods.push_back({hb::Fmt("exact config %d: %d thr x %d/SM, %uK-bin window, tile 2^%d, cluster %d", c, k.threads,
+                             k.blocks_per_sm, k.window_bins / 1024, 31 - __builtin_clz(k.tile_samples), k.cluster), o});
   }
+  hc::HistogramAccumulateOptions guess;
+  guess.miss_guess = 1;
+  prods.push_back({"default, misses CAS guessing 0 first", guess});
+  hc::HistogramAccumulateOptions big_tiles;
+  big_tiles.tile_samples = 1u << 18;
+  prods.push_back({"default with 2^18-sample tiles", big_tiles});
   hc::HistogramAccumulateOptions g;
   g.strategy = hc::HistogramStrategy::kGlobalOnly;
   prods.push_back({"exact global CAS only (no window)", g});
+  hc::HistogramAccumulateOptions probe_misses, probe_merge;
+  probe_misses.bench_probe = 1;
+  probe_merge.bench_probe = 2;
+  prods.push_back({"probe: default without applying misses (WRONG result, cost split)", probe_misses});
+  prods.push_back({"probe: default without window merge (WRONG result, cost split)", probe_merge});
   for (const Prod& p : prods) {
     hc::HistogramAccumulateArgs args;
     args.work = d_work;
@@ -272,12 +286,70 @@ void RunWorkload(Setup& s, double copy_gbs) {
     BENCH_CUDA(cudaMalloc(&ws, std::max<size_t>(256, op.get_workspace_size(args))));
     const double ms = TimeWithReset(reset, [&] { CHECK_STATUS(op.run(args, ws, nullptr)); }, reps);
     BENCH_CUDA(cudaFree(ws));
-    rows.push_back({p.name, ms, "yes", MatchesReference(s, check) ? "yes" : "NO"});
+    const bool probe = p.o.bench_probe != 0;
+    rows.push_back({p.name, ms, probe ? "n/a (probe)" : "yes", MatchesReference(s, check) ? "yes" : "NO"});
   }
   BENCH_CUDA(cudaFree(d_work));
   BENCH_CUDA(cudaFree(d_out));
   PrintTable(s, rows, naive_ms, cub_ms_per_item, copy_gbs);
   Release(s);
+}
+
+// ---- L2 ceilings: scattered 32-bit operations on an L2-resident buffer -----------------
+// kind 0: loads (through L2), 1: atomicAdd without return (RED), 2: atomicCAS that
+// succeeds (expected value read first), 3: load + CAS as the exact byte update does it.
+__global__ void L2OpsKernel(uint32_t* buf, uint32_t words_mask, int kind, int rounds, uint32_t* sink) {
+  uint32_t acc = 0;
+  uint64_t h = wl::Mix64(blockIdx.x * 1024ull + threadIdx.x);
+  for (int r = 0; r < rounds; ++r) {
+    uint32_t w[8];
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+      h = wl::Mix64(h);
+      w[j] = static_cast<uint32_t>(h) & words_mask;
+    }
+    if (kind == 0) {
+#pragma unroll
+      for (int j = 0; j < 8; ++j) acc += __ldcg(buf + w[j]);
+    } else if (kind == 1) {
+#pragma unroll
+      for (int j = 0; j < 8; ++j) atomicAdd(buf + w[j], 1u);
+    } else if (kind == 2) {
+#pragma unroll
+      for (int j = 0; j < 8; ++j) acc += atomicCAS(buf + w[j], 0xFFFFFFFFu, 0xFFFFFFFFu);
+    } else {
+      uint32_t seen[8];
+#pragma unroll
+      for (int j = 0; j < 8; ++j) seen[j] = __ldcg(buf + w[j]);
+#pragma unroll
+      for (int j = 0; j < 8; ++j) acc += atomicCAS(buf + w[j], seen[j], seen[j] + 1);
+    }
+  }
+  if (acc == 0x12345678u) *sink = acc;
+}
+
+void L2Ceilings() {
+  hb::Table t({"operation (scattered 32-bit, 8 in flight per thread)", "buffer", "G ops/s"});
+  uint32_t* buf;
+  uint32_t* sink;
+  BENCH_CUDA(cudaMalloc(&buf, 256u << 20));
+  BENCH_CUDA(cudaMalloc(&sink, 4));
+  BENCH_CUDA(cudaMemset(buf, 0, 256u << 20));
+  const char* names[] = {"load (ld.cg)", "atomicAdd, no return (RED)", "atomicCAS (value unchanged)", "load + atomicCAS (+1)"};
+  for (uint32_t mb : {2u, 32u, 256u}) {
+    const uint32_t words = mb << 18;
+    for (int kind = 0; kind < 4; ++kind) {
+      const int blocks = 132 * 4, threads = 512, rounds = 16;
+      const double ms = hb::MedianMs([&](cudaStream_t st) {
+        L2OpsKernel<<<blocks, threads, 0, st>>>(buf, words - 1, kind, rounds, sink);
+      }, 0, 5, 1);
+      const double ops = double(blocks) * threads * rounds * 8 * (kind == 3 ? 2 : 1);
+      t.Add({names[kind], hb::Fmt("%u MiB", mb), hb::Fmt("%.1f", ops / (ms * 1e6))});
+    }
+  }
+  t.Print("L2 ceilings (what exact byte updates can cost)");
+  BENCH_CUDA(cudaFree(buf));
+  BENCH_CUDA(cudaFree(sink));
 }
 
 Setup PerHistogramSetup(const std::string& name, int kind, wl::ClusterSpec spec) {
@@ -295,6 +367,7 @@ int main() {
   const double copy_gbs = hb::CopyBandwidthGBs();
   std::printf("# Histogram kernels (issue 3)\n\n%s; device copy %.0f GB/s (read + write)\n",
               hb::DeviceLine().c_str(), copy_gbs);
+  L2Ceilings();
   const wl::ClusterSpec centre = wl::RouloCluster(kRows, kCols);
   {
     Setup s = PerHistogramSetup("Roulo: 256x8192, 2^20 clustered samples/histogram, 64 histograms", 0, centre);

@@ -5,232 +5,187 @@
 //   1. choose a hot window of the histogram from the tile's own samples
 //      (block_window_select.cuh), at most `window_bins` bins;
 //   2. clear the window's 16-bit counters in shared memory;
-//   3. stream the samples once from DRAM (16-byte loads, two in flight per thread, evict-
-//      first so that the histograms stay in L2); a sample inside the window is counted in
-//      its lane (IncrementLane16), any other is an exact saturating byte update in global
-//      memory (IncrementBytes: load, CAS, batched four at a time per thread);
-//   4. merge the window's non-zero words into the histogram (MergeWords: saturating add);
+//   3. stream the samples once from DRAM (16-byte loads, the next round's loads issued
+//      before this round is folded, evict-first so that the histograms stay in L2); a
+//      sample inside the window is counted in its lane (IncrementLanes16, eight in flight),
+//      any other goes to its warp's miss queue in shared memory; a queue that might not
+//      take one more round is applied to the global bins by its warp, eight exact
+//      saturating byte updates per lane in flight (MergeWordsAt: load, CAS);
+//   4. apply what is left in the queues, then merge the window's non-zero words into the
+//      histogram (MergeWordsAt: saturating add);
 //   5. add the tile's binned/under/overflow counts to the item's outflow.
 // Tiles are dealt out round-robin to a persistent grid, so the blocks running at one time
 // work on neighbouring tiles, i.e. on few histograms: their bins stay in L2 (Roulo's
 // lesson: mind the working set).
 #pragma once
 
+#include <cooperative_groups.h>
+
 #include <cstdint>
 
+#include "kernels/cuda/histogram/block_window_merge.cuh"
 #include "kernels/cuda/histogram/block_window_select.cuh"
 #include "kernels/cuda/histogram/exact_bin_ops.cuh"
-#include "kernels/cuda/histogram/fast_divide.h"
-#include "kernels/cuda/histogram/histogram_accumulate.h"
 #include "kernels/cuda/histogram/histogram_tuning.h"
-#include "kernels/histogram_types.h"
+#include "kernels/cuda/histogram/tile_view.cuh"
+#include "kernels/cuda/histogram/warp_miss_queue.cuh"
 
 namespace histd::cuda::histogram {
 
-struct HotWindowParams {
-  const HistogramWork* work;
-  int work_count;
-  const uint32_t* samples;
-  HistogramOutflow* outflow;
-  const uint32_t* tile_start;  // work_count + 1 entries: exclusive prefix of tiles per item
-  uint32_t tile_samples;
-  uint32_t window_bins;        // effective window capacity (0: no window)
-};
-
-// What every thread of the block needs about the current tile (broadcast via shared).
-struct TileState {
-  HistogramWork item;
-  uint64_t begin, end;
-  int item_index;
-  Window window;
-  unsigned int outflow[5];  // binned, x_under, x_over, y_under, y_over of this tile
-};
-
-// Per-thread view of the tile, in registers.
-struct TileView {
-  uint8_t* bins;
-  uint32_t rows, cols, cap;
-  uint32_t r0, c0, wh, ww;
-  FastDivide by_cols;
-  float x_lo, x_hi, y_lo, y_hi, x_scale, y_scale;
-  uint32_t* lanes;
-
-  __device__ TileView(const TileState& t, uint32_t* lanes_in) : lanes(lanes_in) {
-    bins = t.item.bins;
-    rows = t.item.rows;
-    cols = t.item.cols;
-    cap = t.item.cap;
-    r0 = t.window.r0;
-    c0 = t.window.c0;
-    wh = t.window.wh;
-    ww = t.window.ww;
-    by_cols = FastDivide::For(cols);
-    x_lo = t.item.x_lo;
-    x_hi = t.item.x_hi;
-    y_lo = t.item.y_lo;
-    y_hi = t.item.y_hi;
-    // float(bins) / (hi - lo), each step rounded to nearest float32 (AxisBin's contract).
-    x_scale = __fdiv_rn(__uint2float_rn(cols), __fsub_rn(x_hi, x_lo));
-    y_scale = __fdiv_rn(__uint2float_rn(rows), __fsub_rn(y_hi, y_lo));
-  }
-
-  // Coordinates to (row, col); counts the outflow; false when either axis is out of range.
-  __device__ bool BinXY(float x, float y, uint32_t* row, uint32_t* col, uint32_t (&out)[5]) const {
-    const int64_t c = AxisBin(x, x_lo, x_hi, x_scale, cols);
-    const int64_t r = AxisBin(y, y_lo, y_hi, y_scale, rows);
-    out[1] += c == -1;
-    out[2] += c == -2;
-    out[3] += r == -1;
-    out[4] += r == -2;
-    const bool ok = c >= 0 && r >= 0;
-    out[0] += ok;
-    *row = static_cast<uint32_t>(r);
-    *col = static_cast<uint32_t>(c);
-    return ok;
-  }
-
-  // Folds up to four binned samples: window hits into lanes, the rest into global bytes.
-  __device__ void Fold4(const uint32_t (&row)[4], const uint32_t (&col)[4],
-                        const bool (&valid)[4]) const {
-    uint8_t* miss[4];
-    bool is_miss[4];
+// Folds N binned samples. kWarpWide: all 32 lanes call together (misses are queued);
+// otherwise any subset of lanes (head and tail samples: misses applied at once).
+template <int N, bool kWarpWide>
+__device__ __forceinline__ void Fold(const TileView& v, WarpMissQueue& q, const uint32_t (&row)[N],
+                                     const uint32_t (&col)[N], const bool (&valid)[N]) {
+  uint32_t k[N], flat[N];
+  bool hit[N], miss[N];
 #pragma unroll
-    for (int k = 0; k < 4; ++k) {
-      is_miss[k] = false;
-      miss[k] = bins;
-      if (!valid[k]) continue;
-      const uint32_t dr = row[k] - r0, dc = col[k] - c0;  // unsigned: below the window wraps
-      if (dr < wh && dc < ww) {
-        IncrementLane16(lanes, dr * ww + dc, cap);
-      } else {
-        is_miss[k] = true;
-        miss[k] = bins + (static_cast<uint64_t>(row[k]) * cols + col[k]);
-      }
-    }
-    IncrementBytes<4>(miss, is_miss, cap);
+  for (int j = 0; j < N; ++j) {
+    const uint32_t dr = row[j] - v.r0, dc = col[j] - v.c0;  // unsigned: below the window wraps
+    hit[j] = valid[j] && dr < v.wh && dc < v.ww;
+    miss[j] = valid[j] && !hit[j] && !v.drop_misses;
+    k[j] = dr * v.ww + dc;
+    flat[j] = row[j] * v.cols + col[j];  // used only when queue_ok (fits 32 bits)
   }
-
-  __device__ void FoldIndices4(uint4 v, int present) const {
-    const uint32_t idx[4] = {v.x, v.y, v.z, v.w};
-    uint32_t row[4], col[4];
-    bool valid[4];
+  IncrementLanes16<N>(v.lanes, k, hit, v.cap);
+  if (kWarpWide && v.queue_ok) {
+    q.Append<N>(v, flat, miss);
+  } else {
+    uint8_t* p[N];
 #pragma unroll
-    for (int k = 0; k < 4; ++k) {
-      valid[k] = k < present;
-      row[k] = by_cols.Quotient(idx[k]);
-      col[k] = idx[k] - row[k] * cols;
-    }
-    Fold4(row, col, valid);
+    for (int j = 0; j < N; ++j) p[j] = v.bins() + (uint64_t{row[j]} * v.cols + col[j]);
+    IncrementBytes<N>(p, miss, v.cap);
   }
+}
 
-  __device__ void FoldPairs4(const float (&x)[4], const float (&y)[4], int present,
-                             uint32_t (&out)[5]) const {
-    uint32_t row[4], col[4];
-    bool valid[4];
+template <bool kWarpWide>
+__device__ __forceinline__ void FoldIndices4(const TileView& v, WarpMissQueue& q, uint4 a, bool va) {
+  const uint32_t idx[4] = {a.x, a.y, a.z, a.w};
+  uint32_t row[4], col[4];
+  bool valid[4];
 #pragma unroll
-    for (int k = 0; k < 4; ++k) valid[k] = k < present && BinXY(x[k], y[k], &row[k], &col[k], out);
-    Fold4(row, col, valid);
+  for (int j = 0; j < 4; ++j) {
+    valid[j] = va;
+    row[j] = v.by_cols.Quotient(idx[j]);
+    col[j] = idx[j] - row[j] * v.cols;
   }
-};
+  Fold<4, kWarpWide>(v, q, row, col, valid);
+}
 
 __device__ __forceinline__ uint4 LoadStreaming(const uint4* p) { return __ldcs(p); }
 
-// Step 3 for bin indices: head to 16-byte alignment, vector body, tail.
+// Step 3 for bin indices: scalar head to 16-byte alignment, warp-uniform vector body with
+// the next round's two loads in flight, scalar tail.
 template <int kThreads>
-__device__ void FoldIndexTile(const TileView& v, const uint32_t* src, uint32_t n) {
-  const int tid = threadIdx.x;
+__device__ void FoldIndexTile(const TileView& v, WarpMissQueue& q, const uint32_t* src, uint32_t n) {
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   uint32_t head = static_cast<uint32_t>((16 - (reinterpret_cast<uintptr_t>(src) & 15)) & 15) / 4;
   if (head > n) head = n;
-  if (tid < static_cast<int>(head)) v.FoldIndices4(make_uint4(src[tid], 0, 0, 0), 1);
+  const uint4 zero = make_uint4(0, 0, 0, 0);
+  if (tid < static_cast<int>(head)) {
+    const uint32_t i = src[tid], r = v.by_cols.Quotient(i);
+    const uint32_t row[1] = {r}, col[1] = {i - r * v.cols};
+    const bool valid[1] = {true};
+    Fold<1, false>(v, q, row, col, valid);
+  }
   const uint4* body = reinterpret_cast<const uint4*>(src + head);
   const uint32_t nvec = (n - head) / 4;
-  for (uint32_t i = tid; i < nvec; i += 2 * kThreads) {
-    const uint4 a = LoadStreaming(body + i);
-    const bool has_b = i + kThreads < nvec;
-    uint4 b = make_uint4(0, 0, 0, 0);
-    if (has_b) b = LoadStreaming(body + i + kThreads);
-    v.FoldIndices4(a, 4);
-    if (has_b) v.FoldIndices4(b, 4);
+  constexpr uint32_t kStride = 2 * kThreads;
+  uint32_t i0 = warp * 32;
+  uint4 a = zero, b = zero;
+  if (i0 + lane < nvec) a = LoadStreaming(body + i0 + lane);
+  if (i0 + kThreads + lane < nvec) b = LoadStreaming(body + i0 + kThreads + lane);
+  for (; i0 < nvec; i0 += kStride) {  // warp-uniform
+    const bool va = i0 + lane < nvec, vb = i0 + kThreads + lane < nvec;
+    const uint32_t n0 = i0 + kStride;
+    uint4 na = zero, nb = zero;
+    if (n0 + lane < nvec) na = LoadStreaming(body + n0 + lane);
+    if (n0 + kThreads + lane < nvec) nb = LoadStreaming(body + n0 + kThreads + lane);
+    FoldIndices4<true>(v, q, a, va);
+    FoldIndices4<true>(v, q, b, vb);
+    a = na;
+    b = nb;
   }
   const uint32_t done = head + nvec * 4;
-  if (tid < static_cast<int>(n - done)) v.FoldIndices4(make_uint4(src[done + tid], 0, 0, 0), 1);
+  if (tid < static_cast<int>(n - done)) {
+    const uint32_t i = src[done + tid], r = v.by_cols.Quotient(i);
+    const uint32_t row[1] = {r}, col[1] = {i - r * v.cols};
+    const bool valid[1] = {true};
+    Fold<1, false>(v, q, row, col, valid);
+  }
 }
 
-// Step 3 for (x, y) pairs: 16-byte loads (two pairs) when pairs are 8-byte aligned.
+// Step 3 for (x, y) pairs: groups of four pairs (two 16-byte loads) when pairs are 8-byte
+// aligned, warp-uniform; otherwise, and for the head and tail, one pair per thread. (No
+// prefetch here: with the axes in registers it would spill.)
 template <int kThreads>
-__device__ void FoldPairTile(const TileView& v, const float* src, uint32_t n, uint32_t (&out)[5]) {
-  const int tid = threadIdx.x;
+__device__ void FoldPairTile(const TileView& v, WarpMissQueue& q, const AxisView& ax, const float* src,
+                             uint32_t n, uint32_t (&out)[5]) {
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const uintptr_t addr = reinterpret_cast<uintptr_t>(src);
-  uint32_t head = n, nvec = 0;
+  uint32_t head = n, ngroups = 0;
   if ((addr & 7) == 0) {
     head = (addr & 15) ? 1u : 0u;
     if (head > n) head = n;
-    nvec = (n - head) / 4;  // groups of four pairs = two 16-byte loads
+    ngroups = (n - head) / 4;
   }
-  for (uint32_t i = tid; i < head; i += kThreads) {
-    const float x[4] = {src[2 * i], 0, 0, 0}, y[4] = {src[2 * i + 1], 0, 0, 0};
-    v.FoldPairs4(x, y, 1, out);
-  }
+  auto fold_one = [&](uint32_t i) {
+    uint32_t row[1], col[1];
+    const bool valid[1] = {ax.Bin(src[2 * i], src[2 * i + 1], &row[0], &col[0], out)};
+    Fold<1, false>(v, q, row, col, valid);
+  };
+  for (uint32_t i = tid; i < head; i += kThreads) fold_one(i);
   const float4* body = reinterpret_cast<const float4*>(src + 2 * head);
-  for (uint32_t i = tid; i < nvec; i += kThreads) {
-    const float4 p = __ldcs(body + 2 * i), q = __ldcs(body + 2 * i + 1);
-    const float x[4] = {p.x, p.z, q.x, q.z}, y[4] = {p.y, p.w, q.y, q.w};
-    v.FoldPairs4(x, y, 4, out);
-  }
-  for (uint32_t i = head + nvec * 4 + tid; i < n; i += kThreads) {
-    const float x[4] = {src[2 * i], 0, 0, 0}, y[4] = {src[2 * i + 1], 0, 0, 0};
-    v.FoldPairs4(x, y, 1, out);
-  }
-}
-
-// Step 4: merge the window's lanes into the global bytes, four words per thread at a time.
-template <int kThreads>
-__device__ void MergeWindow(const TileView& v) {
-  if (v.wh == 0) return;
-  const uint32_t words_per_row = v.ww / 4 + 2;  // a row segment spans at most this many words
-  const FastDivide by_wpr = FastDivide::For(words_per_row);
-  const uint32_t total = v.wh * words_per_row;
-  const uint32_t cap4 = Replicate4(v.cap);
-  for (uint32_t t0 = threadIdx.x; t0 < total; t0 += 4 * kThreads) {
-    uint32_t* w[4];
-    uint32_t inc[4];
-    bool active[4];
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      const uint32_t t = t0 + j * kThreads;
-      active[j] = false;
-      inc[j] = 0;
-      w[j] = nullptr;
-      if (t >= total) continue;
-      const uint32_t i = by_wpr.Quotient(t), k = t - i * words_per_row;
-      const uintptr_t a0 = reinterpret_cast<uintptr_t>(
-          v.bins + (static_cast<uint64_t>(v.r0 + i) * v.cols + v.c0));
-      const uintptr_t first = a0 & ~uintptr_t{3};
-      const uintptr_t word = first + 4 * uintptr_t{k};
-      if (word >= a0 + v.ww) continue;  // past this row's segment
-      const uint32_t lane_row = i * v.ww;
-#pragma unroll
-      for (int b = 0; b < 4; ++b) {
-        const uintptr_t byte = word + b;
-        if (byte < a0 || byte >= a0 + v.ww) continue;
-        inc[j] |= ReadLane16(v.lanes, lane_row + static_cast<uint32_t>(byte - a0)) << (8 * b);
-      }
-      w[j] = reinterpret_cast<uint32_t*>(word);
-      active[j] = inc[j] != 0;
+  for (uint32_t g0 = warp * 32; g0 < ngroups; g0 += kThreads) {  // warp-uniform
+    const uint32_t g = g0 + lane;
+    const bool ok = g < ngroups;
+    float4 p = make_float4(0, 0, 0, 0), r = p;
+    if (ok) {
+      p = __ldcs(body + 2 * g);
+      r = __ldcs(body + 2 * g + 1);
     }
-    MergeWords<4>(w, inc, active, cap4);
+    const float x[4] = {p.x, p.z, r.x, r.z}, y[4] = {p.y, p.w, r.y, r.w};
+    uint32_t row[4], col[4];
+    bool valid[4];
+#pragma unroll
+    for (int j = 0; j < 4; ++j) valid[j] = ok && ax.Bin(x[j], y[j], &row[j], &col[j], out);
+    Fold<4, true>(v, q, row, col, valid);
+  }
+  for (uint32_t i = head + ngroups * 4 + tid; i < n; i += kThreads) fold_one(i);
+}
+
+// Barrier over the block (kCluster == 1) or the whole cluster; either way with the memory
+// ordering that makes shared-memory writes before it visible to readers after it.
+template <int kCluster>
+__device__ __forceinline__ void SyncGroup() {
+  if constexpr (kCluster == 1) {
+    __syncthreads();
+  } else {
+    cooperative_groups::this_cluster().sync();
   }
 }
 
-// The whole persistent block. Shared memory: `lanes` (dynamic, window_capacity / 2 words,
-// >= kGridRows * kGridCols words, also the window-selection scratch).
-template <int kThreads>
-__device__ void HotWindowBlock(const HotWindowParams& p, uint32_t* lanes, uint32_t lane_words) {
+// The whole persistent block. Shared memory: `lanes` (window capacity / 2 words, >= the
+// window-selection scratch) and `queues` (kMissQueueEntries words per warp).
+// With kCluster > 1, the blocks of a cluster take a cluster tile (kCluster consecutive
+// block tiles of one item) together: the same window, chosen from the whole cluster tile,
+// block `rank` folds the rank-th block tile, and the windows are merged once per cluster.
+template <int kThreads, int kCluster>
+__device__ void HotWindowBlock(const HotWindowParams& p, uint32_t* lanes, uint32_t lane_words,
+                               uint32_t* queues) {
   __shared__ TileState tile;
   __shared__ unsigned long long warp_best[kThreads / 32];
   const int tid = threadIdx.x;
+  uint32_t rank = 0, group = blockIdx.x, groups = gridDim.x;
+  if constexpr (kCluster > 1) {
+    rank = cooperative_groups::this_cluster().block_rank();
+    group = blockIdx.x / kCluster;
+    groups = gridDim.x / kCluster;
+  }
+  WarpMissQueue queue{queues + (tid >> 5) * kMissQueueEntries, 0};
   const uint32_t total_tiles = p.tile_start[p.work_count];
-  for (uint32_t t = blockIdx.x; t < total_tiles; t += gridDim.x) {
+  const uint64_t group_tile = uint64_t{p.tile_samples} * kCluster;
+  for (uint32_t t = group; t < total_tiles; t += groups) {
     if (tid == 0) {
       int lo = 0, hi = p.work_count - 1;  // last item whose first tile is <= t
       while (lo < hi) {
@@ -239,9 +194,14 @@ __device__ void HotWindowBlock(const HotWindowParams& p, uint32_t* lanes, uint32
       }
       tile.item_index = lo;
       tile.item = p.work[lo];
-      tile.begin = uint64_t{t - p.tile_start[lo]} * p.tile_samples;
-      const uint64_t end = tile.begin + p.tile_samples;
-      tile.end = end < tile.item.count ? end : tile.item.count;
+      const uint64_t count = tile.item.count;
+      const uint64_t span = uint64_t{t - p.tile_start[lo]} * group_tile;
+      tile.span_begin = span;
+      tile.span_end = span + group_tile < count ? span + group_tile : count;
+      const uint64_t b = span + uint64_t{rank} * p.tile_samples;
+      const uint64_t e = b + p.tile_samples;
+      tile.begin = b < tile.span_end ? b : tile.span_end;
+      tile.end = e < tile.span_end ? e : tile.span_end;
     }
     if (tid < 5) tile.outflow[tid] = 0;
     __syncthreads();
@@ -256,20 +216,23 @@ __device__ void HotWindowBlock(const HotWindowParams& p, uint32_t* lanes, uint32
     } else if (bins <= p.window_bins) {
       win = Window{0, 0, item.rows, item.cols};
     } else {
-      TileView probe_view(tile, lanes);
-      const uint64_t begin = tile.begin;
-      const uint32_t probes = n < kWindowProbeSamples ? n : kWindowProbeSamples;
+      // Every block of a cluster probes the same samples, so all choose the same window.
+      const uint64_t begin = tile.span_begin;
+      const uint32_t span_n = static_cast<uint32_t>(tile.span_end - tile.span_begin);
+      const uint32_t probes = span_n < kWindowProbeSamples ? span_n : kWindowProbeSamples;
+      const FastDivide by_cols = FastDivide::For(item.cols);
+      const AxisView ax(item);
       auto probe = [&](uint32_t i, uint32_t* r, uint32_t* c) -> bool {
-        const uint64_t s = begin + uint64_t{i} * n / probes;
+        const uint64_t s = begin + uint64_t{i} * span_n / probes;
         if (!pairs) {
           const uint32_t idx = words[s];
-          *r = probe_view.by_cols.Quotient(idx);
+          *r = by_cols.Quotient(idx);
           *c = idx - *r * item.cols;
           return true;
         }
         uint32_t scratch[5] = {0, 0, 0, 0, 0};
         const float* f = reinterpret_cast<const float*>(words);
-        return probe_view.BinXY(f[2 * s], f[2 * s + 1], r, c, scratch);
+        return ax.Bin(f[2 * s], f[2 * s + 1], r, c, scratch);
       };
       win = SelectWindow<kThreads>(item.rows, item.cols, p.window_bins, probes, probe, lanes,
                                    warp_best);
@@ -280,22 +243,31 @@ __device__ void HotWindowBlock(const HotWindowParams& p, uint32_t* lanes, uint32
     for (uint32_t i = tid; i < clear_vec && 4 * i < lane_words; i += kThreads)
       reinterpret_cast<uint4*>(lanes)[i] = make_uint4(0, 0, 0, 0);
     __syncthreads();
-    const TileView v(tile, lanes);
+    const TileView v(tile, lanes, p);
     uint32_t out[5] = {0, 0, 0, 0, 0};
     if (!pairs) {
-      FoldIndexTile<kThreads>(v, words + tile.begin, n);
+      FoldIndexTile<kThreads>(v, queue, words + tile.begin, n);
     } else {
-      FoldPairTile<kThreads>(v, reinterpret_cast<const float*>(words) + 2 * tile.begin, n, out);
+      FoldPairTile<kThreads>(v, queue, AxisView(item), reinterpret_cast<const float*>(words) + 2 * tile.begin, n, out);
 #pragma unroll
       for (int k = 0; k < 5; ++k) {
-        uint32_t s = out[k];
-        for (int off = 16; off > 0; off >>= 1) s += __shfl_xor_sync(0xffffffffu, s, off);
+        const uint32_t s = __reduce_add_sync(0xffffffffu, out[k]);
         if ((tid & 31) == 0 && s != 0) atomicAdd(&tile.outflow[k], s);
       }
     }
-    __syncthreads();  // every lane final (no pending reverts), outflow summed
-    MergeWindow<kThreads>(v);
-    if (tid == 0) {
+    if (queue.count != 0) queue.Apply(v);
+    SyncGroup<kCluster>();  // every lane of every block final (no pending reverts)
+    if (!(p.bench_probe & kProbeSkipMerge)) {
+      LaneSources<kCluster> sources;  // built here: kept across the fold loop it would spill
+      if constexpr (kCluster == 1) {
+        sources.rank[0] = lanes;
+      } else {
+        for (int c = 0; c < kCluster; ++c)
+          sources.rank[c] = cooperative_groups::this_cluster().map_shared_rank(lanes, c);
+      }
+      MergeWindow<kThreads, kCluster>(v, sources, lane_words, rank);
+    }
+    if (tid == 0 && n != 0) {
       HistogramOutflow* o = p.outflow + tile.item_index;
       if (!pairs) {
         atomicAdd(&o->binned, static_cast<unsigned long long>(n));
@@ -306,7 +278,7 @@ __device__ void HotWindowBlock(const HotWindowParams& p, uint32_t* lanes, uint32
           if (tile.outflow[k] != 0) atomicAdd(fields[k], static_cast<unsigned long long>(tile.outflow[k]));
       }
     }
-    __syncthreads();  // shared state is reused by the next tile
+    SyncGroup<kCluster>();  // lanes and shared state are reused by the next tile
   }
 }
 

@@ -8,8 +8,8 @@
 // So a cluster anywhere, a single hot bin, or a band all land in the window; uniform data
 // gets some window, which is as good as any. Histograms that fit whole skip all of this.
 //
-// Cost: one round of probe loads plus ~20 shared-memory passes over <= 2048 cells; small
-// next to folding a tile of 2^15..2^17 samples.
+// Cost: one round of probe loads, two warp-scan passes over <= 2048 cells, and ~30
+// summed-area lookups per thread; small next to folding a tile of 2^16..2^17 samples.
 #pragma once
 
 #include <cstdint>
@@ -86,6 +86,15 @@ __host__ __device__ inline bool ShapeOf(int s, const CoarseGrid& g, uint32_t cap
 }
 inline constexpr int kWindowShapes = 7;
 
+__device__ __forceinline__ uint32_t WarpInclusiveSum(uint32_t x, int lane) {
+#pragma unroll
+  for (int off = 1; off < 32; off <<= 1) {
+    const uint32_t y = __shfl_up_sync(0xffffffffu, x, off);
+    if (lane >= off) x += y;
+  }
+  return x;
+}
+
 // Block-wide. `probe(i, &row, &col)` returns false for a sample that falls outside the
 // histogram (coordinates out of range); i in [0, probes). `cells` is shared scratch of at
 // least kGridRows * kGridCols words; `best` a shared 64-bit slot, `warp_best` shared
@@ -104,37 +113,50 @@ __device__ Window SelectWindow(uint32_t rows, uint32_t cols, uint32_t capacity, 
     if (probe(i, &r, &c)) atomicAdd(&cells[(r / g.cell_h) * g.grid_cols + c / g.cell_w], 1u);
   }
   __syncthreads();
-  // Inclusive summed-area table in place: prefix along each row, then down each column.
-  if (tid < static_cast<int>(g.grid_rows)) {
-    uint32_t acc = 0;
-    for (uint32_t j = 0; j < g.grid_cols; ++j) cells[tid * g.grid_cols + j] = acc += cells[tid * g.grid_cols + j];
+  // Inclusive summed-area table in place, with warp scans: along each row (a warp per
+  // row, two columns per lane: grid_cols <= 64), then down each column (a lane per row:
+  // grid_rows <= 32).
+  const int lane = tid & 31, warp = tid >> 5;
+  constexpr int kWarps = kThreads / 32;
+  static_assert(kGridCols <= 64 && kGridRows <= 32, "one warp scans a row or a column");
+  for (uint32_t r = warp; r < g.grid_rows; r += kWarps) {
+    uint32_t* row = cells + r * g.grid_cols;
+    uint32_t x0 = lane < static_cast<int>(g.grid_cols) ? row[lane] : 0u;
+    uint32_t x1 = lane + 32 < static_cast<int>(g.grid_cols) ? row[lane + 32] : 0u;
+    x0 = WarpInclusiveSum(x0, lane);
+    x1 = WarpInclusiveSum(x1, lane) + __shfl_sync(0xffffffffu, x0, 31);
+    if (lane < static_cast<int>(g.grid_cols)) row[lane] = x0;
+    if (lane + 32 < static_cast<int>(g.grid_cols)) row[lane + 32] = x1;
   }
   __syncthreads();
-  if (tid < static_cast<int>(g.grid_cols)) {
-    uint32_t acc = 0;
-    for (uint32_t i = 0; i < g.grid_rows; ++i) cells[i * g.grid_cols + tid] = acc += cells[i * g.grid_cols + tid];
+  for (uint32_t c = warp; c < g.grid_cols; c += kWarps) {
+    uint32_t x = lane < static_cast<int>(g.grid_rows) ? cells[lane * g.grid_cols + c] : 0u;
+    x = WarpInclusiveSum(x, lane);
+    if (lane < static_cast<int>(g.grid_rows)) cells[lane * g.grid_cols + c] = x;
   }
   __syncthreads();
   auto sat = [&](int i, int j) -> uint32_t {  // sum of cells [0, i] x [0, j]; -1 gives 0
     return (i < 0 || j < 0) ? 0u : cells[i * g.grid_cols + j];
   };
-  // Score every (shape, position); key = count << 32 | ~candidate id (ties: lowest id).
+  // Score every (shape, position): a warp per row of positions, a lane per column; no
+  // divisions. key = count << 32 | ~candidate id (ties go to the lowest id).
   unsigned long long mine = 0;
   uint32_t base = 0;
   for (int s = 0; s < kWindowShapes; ++s) {
     uint32_t a, b;
     if (!ShapeOf(s, g, capacity, &a, &b)) continue;
-    const uint32_t pos_c = g.grid_cols - b + 1;
-    const uint32_t positions = (g.grid_rows - a + 1) * pos_c;
-    for (uint32_t p = tid; p < positions; p += kThreads) {
-      const int i0 = p / pos_c, j0 = p % pos_c;
-      const int i1 = i0 + a - 1, j1 = j0 + b - 1;
-      const uint32_t count = sat(i1, j1) - sat(i0 - 1, j1) - sat(i1, j0 - 1) + sat(i0 - 1, j0 - 1);
-      const uint32_t id = base + p;
-      const unsigned long long key = (static_cast<unsigned long long>(count) << 32) | (~id);
-      if (key > mine) mine = key;
+    const uint32_t pos_r = g.grid_rows - a + 1, pos_c = g.grid_cols - b + 1;
+    for (uint32_t i0 = warp; i0 < pos_r; i0 += kWarps) {
+      for (uint32_t j0 = lane; j0 < pos_c; j0 += 32) {
+        const int i1 = i0 + a - 1, j1 = j0 + b - 1;
+        const uint32_t count = sat(i1, j1) - sat(int(i0) - 1, j1) - sat(i1, int(j0) - 1) +
+                               sat(int(i0) - 1, int(j0) - 1);
+        const uint32_t id = base + i0 * pos_c + j0;
+        const unsigned long long key = (static_cast<unsigned long long>(count) << 32) | (~id);
+        if (key > mine) mine = key;
+      }
     }
-    base += positions;
+    base += pos_r * pos_c;
   }
   for (int off = 16; off > 0; off >>= 1) {
     const unsigned long long other = __shfl_xor_sync(0xffffffffu, mine, off);

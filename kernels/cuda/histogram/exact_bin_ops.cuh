@@ -62,6 +62,30 @@ __device__ __forceinline__ void IncrementLane16(uint32_t* lanes, uint32_t k, uin
   if (LaneValue(old, shift) >= cap) atomicSub(word, one);
 }
 
+// N lane increments with their reads, adds and reverts each issued back to back (N <=
+// kMaxPendingLanesPerThread pending reverts per thread, as the proof assumes).
+template <int N>
+__device__ __forceinline__ void IncrementLanes16(uint32_t* lanes, const uint32_t (&k)[N],
+                                                 const bool (&hit)[N], uint32_t cap) {
+  static_assert(N <= kMaxPendingLanesPerThread, "more pending reverts than the proof allows");
+  uint32_t seen[N];
+#pragma unroll
+  for (int j = 0; j < N; ++j)
+    seen[j] = hit[j] ? reinterpret_cast<volatile uint32_t*>(lanes)[k[j] >> 1] : 0u;
+  bool issued[N];
+#pragma unroll
+  for (int j = 0; j < N; ++j) {
+    const uint32_t shift = (k[j] & 1u) << 4;
+    issued[j] = hit[j] && LaneValue(seen[j], shift) < cap;
+    if (issued[j]) seen[j] = atomicAdd(lanes + (k[j] >> 1), 1u << shift);
+  }
+#pragma unroll
+  for (int j = 0; j < N; ++j) {
+    const uint32_t shift = (k[j] & 1u) << 4;
+    if (issued[j] && LaneValue(seen[j], shift) >= cap) atomicSub(lanes + (k[j] >> 1), 1u << shift);
+  }
+}
+
 __device__ __forceinline__ uint32_t ReadLane16(const uint32_t* lanes, uint32_t k) {
   return LaneValue(lanes[k >> 1], (k & 1u) << 4);
 }
@@ -122,6 +146,35 @@ __device__ __forceinline__ void MergeWords(uint32_t* const (&w)[N], const uint32
 #pragma unroll
   for (int k = 0; k < N; ++k) {
     if (retry[k]) MergeWordFrom(w[k], inc[k], cap4, seen[k]);
+  }
+}
+
+// As MergeWords, with words named by 32-bit offsets from one aligned base (half the
+// registers of pointers, so eight fit in flight per thread).
+// load_first == false skips the load and guesses that the word is 0 (a fresh or sparse
+// histogram): one atomic instead of a load plus an atomic when right; when wrong, the
+// failed CAS returns the word and the retry proceeds as usual.
+template <int N>
+__device__ __forceinline__ void MergeWordsAt(uint32_t* base, const uint32_t (&off)[N],
+                                             const uint32_t (&inc)[N], const bool (&active)[N],
+                                             uint32_t cap4, bool load_first = true) {
+  uint32_t seen[N];
+#pragma unroll
+  for (int k = 0; k < N; ++k) seen[k] = active[k] && load_first ? LoadThroughL2(base + off[k]) : 0u;
+  bool retry[N];
+#pragma unroll
+  for (int k = 0; k < N; ++k) {
+    retry[k] = false;
+    if (!active[k]) continue;
+    const uint32_t next = SaturatingAddBytes(seen[k], inc[k], cap4);
+    if (next == seen[k]) continue;
+    const uint32_t prev = atomicCAS(base + off[k], seen[k], next);
+    retry[k] = prev != seen[k];
+    seen[k] = prev;
+  }
+#pragma unroll
+  for (int k = 0; k < N; ++k) {
+    if (retry[k]) MergeWordFrom(base + off[k], inc[k], cap4, seen[k]);
   }
 }
 

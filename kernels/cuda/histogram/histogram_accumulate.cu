@@ -26,11 +26,15 @@ constexpr size_t kReservedPerBlock = 1024;        // runtime's per-block reserva
 template <int kConfig>
 struct ConfigBudget {
   static constexpr HotWindowConfig c = kHotWindowConfigs[kConfig];
-  static constexpr size_t kDynamicBytes = size_t{c.window_bins} * 2;
+  static constexpr size_t kLaneBytes = size_t{c.window_bins} * 2;
+  static constexpr size_t kQueueBytes = size_t{c.threads / 32} * kMissQueueEntries * 4;
+  static constexpr size_t kDynamicBytes = kLaneBytes + kQueueBytes;
   static constexpr size_t kStaticBytes = sizeof(TileState) + 8 * (c.threads / 32);
   static_assert(c.window_bins % 8 == 0, "lanes are cleared 8 at a time");
   static_assert(c.window_bins / 2 >= kGridRows * kGridCols, "window selection scratch");
   static_assert(c.threads <= kMaxThreadsPerBlockForLanes, "16-bit lane proof bound");
+  static_assert(c.cluster >= 1 && c.cluster <= 8, "portable cluster sizes only");
+  static_assert(255 * c.cluster < 65536, "a cluster's summed lanes fit 16 bits");
   static_assert(kDynamicBytes + kStaticBytes <= kSharedPerBlockMax, "shared memory per block");
   static_assert(c.blocks_per_sm * (kDynamicBytes + kStaticBytes + kReservedPerBlock) <= kSharedPerSm,
                 "shared memory per SM for the intended occupancy");
@@ -65,10 +69,13 @@ __global__ void __launch_bounds__(kHotWindowConfigs[kConfig].threads,
     HotWindowKernel(HotWindowParams p) {
   (void)ConfigBudget<kConfig>{};
   extern __shared__ uint4 dynamic_shared[];
-  HotWindowBlock<kHotWindowConfigs[kConfig].threads>(
-      p, reinterpret_cast<uint32_t*>(dynamic_shared), kHotWindowConfigs[kConfig].window_bins / 2);
+  uint32_t* lanes = reinterpret_cast<uint32_t*>(dynamic_shared);
+  constexpr uint32_t kLaneWords = kHotWindowConfigs[kConfig].window_bins / 2;
+  HotWindowBlock<kHotWindowConfigs[kConfig].threads, kHotWindowConfigs[kConfig].cluster>(
+      p, lanes, kLaneWords, lanes + kLaneWords);
 }
 
+// tile_bound: an upper bound on the tiles (cluster tiles when clustered) of the work list.
 template <int kConfig>
 absl::Status LaunchHotWindow(HotWindowParams p, uint64_t tile_bound, int sm_count,
                              cudaStream_t stream) {
@@ -76,24 +83,43 @@ absl::Status LaunchHotWindow(HotWindowParams p, uint64_t tile_bound, int sm_coun
   const size_t smem = ConfigBudget<kConfig>::kDynamicBytes;
   HISTD_CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(
       HotWindowKernel<kConfig>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
-  int per_sm = 0;
-  HISTD_CUDA_RETURN_IF_ERROR(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-      &per_sm, HotWindowKernel<kConfig>, c.threads, smem));
-  if (per_sm < 1) return absl::InternalError("histogram kernel: no block fits on an SM");
-  const uint64_t resident = uint64_t(per_sm) * sm_count;
-  const unsigned grid = static_cast<unsigned>(tile_bound < resident ? tile_bound : resident);
-  if (grid == 0) return absl::OkStatus();
-  HotWindowKernel<kConfig><<<grid, c.threads, smem, stream>>>(p);
+  cudaLaunchConfig_t launch = {};
+  cudaLaunchAttribute attr[1];
+  attr[0].id = cudaLaunchAttributeClusterDimension;
+  attr[0].val.clusterDim.x = c.cluster;
+  attr[0].val.clusterDim.y = 1;
+  attr[0].val.clusterDim.z = 1;
+  launch.blockDim = dim3(c.threads);
+  launch.dynamicSmemBytes = smem;
+  launch.stream = stream;
+  launch.attrs = attr;
+  launch.numAttrs = c.cluster > 1 ? 1 : 0;  // no cluster attribute for unclustered configs
+  int resident_groups = 0;  // blocks (no cluster) or clusters that fit at once
+  if (c.cluster == 1) {
+    HISTD_CUDA_RETURN_IF_ERROR(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+        &resident_groups, HotWindowKernel<kConfig>, c.threads, smem));
+    resident_groups *= sm_count;
+  } else {
+    launch.gridDim = dim3(c.cluster);
+    HISTD_CUDA_RETURN_IF_ERROR(cudaOccupancyMaxActiveClusters(&resident_groups, HotWindowKernel<kConfig>, &launch));
+  }
+  if (resident_groups < 1) return absl::InternalError("histogram kernel: no block or cluster fits");
+  const uint64_t groups = tile_bound < uint64_t(resident_groups) ? tile_bound : uint64_t(resident_groups);
+  if (groups == 0) return absl::OkStatus();
+  launch.gridDim = dim3(static_cast<unsigned>(groups * c.cluster));
+  HISTD_CUDA_RETURN_IF_ERROR(cudaLaunchKernelEx(&launch, HotWindowKernel<kConfig>, p));
   return CheckLaunch("HotWindowKernel", stream);
 }
 
 absl::Status LaunchConfig(int config, HotWindowParams p, uint64_t tile_bound, int sm_count,
                           cudaStream_t stream) {
-  static_assert(kHotWindowConfigCount == 3, "add the new config below");
+  static_assert(kHotWindowConfigCount == 5, "add the new config below");
   switch (config) {
     case 0: return LaunchHotWindow<0>(p, tile_bound, sm_count, stream);
     case 1: return LaunchHotWindow<1>(p, tile_bound, sm_count, stream);
     case 2: return LaunchHotWindow<2>(p, tile_bound, sm_count, stream);
+    case 3: return LaunchHotWindow<3>(p, tile_bound, sm_count, stream);
+    case 4: return LaunchHotWindow<4>(p, tile_bound, sm_count, stream);
     default: return absl::InvalidArgumentError("histogram: unknown config");
   }
 }
@@ -114,6 +140,8 @@ absl::Status HistogramAccumulate::can_implement(const HistogramAccumulateArgs& a
   const uint32_t tile = o.tile_samples ? o.tile_samples : histogram::kHotWindowConfigs[config].tile_samples;
   if (tile < 1024 || tile > (1u << 24))
     return absl::InvalidArgumentError(absl::StrFormat("histogram: tile_samples %u not in [1024, 2^24]", tile));
+  if (o.miss_guess < -1 || o.miss_guess > 1)
+    return absl::InvalidArgumentError("histogram: miss_guess must be -1, 0 or 1");
   const uint64_t tile_bound = args.total_samples / tile + uint64_t(args.work_count) + 1;
   if (tile_bound > std::numeric_limits<uint32_t>::max())
     return absl::InvalidArgumentError("histogram: too many tiles for one launch");
@@ -149,11 +177,15 @@ absl::Status HistogramAccumulate::run(const HistogramAccumulateArgs& args, void*
   p.window_bins = c.window_bins;
   if (o.max_window_bins != 0 && o.max_window_bins < p.window_bins) p.window_bins = o.max_window_bins;
   if (o.strategy == HistogramStrategy::kGlobalOnly) p.window_bins = 0;
+  p.bench_probe = o.bench_probe;
+  p.miss_guess_zero = o.miss_guess < 0 ? histogram::kDefaultMissGuessZero : o.miss_guess == 1;
 
+  // A tile of the plan is what one block (or one cluster) takes at a time.
+  const uint32_t plan_tile = p.tile_samples * static_cast<uint32_t>(c.cluster);
   histogram::PlanTilesKernel<<<1, histogram::kPlanThreads, 0, stream>>>(
-      args.work, args.work_count, p.tile_samples, static_cast<uint32_t*>(workspace));
+      args.work, args.work_count, plan_tile, static_cast<uint32_t*>(workspace));
   HISTD_RETURN_IF_ERROR(CheckLaunch("PlanTilesKernel", stream));
-  const uint64_t tile_bound = args.total_samples / p.tile_samples + uint64_t(args.work_count);
+  const uint64_t tile_bound = args.total_samples / plan_tile + uint64_t(args.work_count);
   return histogram::LaunchConfig(config, p, tile_bound, sm_count_, stream);
 }
 

@@ -47,16 +47,19 @@ struct HistogramOutflow {
 
 enum class HistogramStrategy : uint8_t {
   kAuto,        // the production choice (today: kHotWindow with the default config)
-  kHotWindow,   // per-block hot window of 16-bit on-chip counters + exact global misses
+  kHotWindow,   // hot window of 16-bit on-chip counters (per block or per cluster) + exact
+                // global misses
   kGlobalOnly,  // no window: every sample is an exact global byte update (the 'blocking CAS' idea)
 };
 
 // Knobs for tests and benchmarks; defaults are the production choice.
 struct HistogramAccumulateOptions {
   HistogramStrategy strategy = HistogramStrategy::kAuto;
-  int config = -1;               // index into kHistogramConfigs (histogram_tuning.h); -1 = default
+  int config = -1;               // index into kHotWindowConfigs (histogram_tuning.h); -1 = default
   uint32_t tile_samples = 0;     // samples per block tile; 0 = the config's default
   uint32_t max_window_bins = 0;  // clamp the hot window (tests force misses); 0 = capacity
+  int miss_guess = -1;           // misses: 0 load + CAS, 1 CAS guessing 0 first; -1 = default
+  uint32_t bench_probe = 0;      // benchmark phase probes (tile_view.cuh); results WRONG
 };
 
 struct HistogramAccumulateArgs {

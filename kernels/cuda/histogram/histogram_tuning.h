@@ -12,19 +12,34 @@ struct HotWindowConfig {
   int threads;             // per block
   int blocks_per_sm;       // the occupancy the shared-memory budget allows
   uint32_t window_bins;    // 16-bit counters held on chip per block
-  uint32_t tile_samples;   // samples a block folds before merging its window
+  uint32_t tile_samples;   // samples a block folds per tile
+  int cluster;             // blocks per thread-block cluster sharing one window merge
 };
+
+// Each warp owns a queue of this many missed bins (shared memory) and applies it to the
+// global bins whenever one more round of 8 samples per lane might not fit.
+inline constexpr uint32_t kMissQueueEntries = 512;
+inline constexpr uint32_t kSamplesPerLaneRound = 8;
+static_assert(kMissQueueEntries >= 2 * 32 * kSamplesPerLaneRound, "queue holds two rounds");
+// Words each lane has in flight while applying its queue. 8 spills registers in the fold
+// loop around it (ptxas, sm_90, 64-register cap); 4 does not.
+inline constexpr int kMissApplyWidth = 4;
 
 // Candidates; the benchmark measures every one. kDefaultHotWindowConfig is the production
 // choice (H100 SXM, see NOTES.md for the measured figures that picked it).
+// Shared memory per block = window_bins * 2 + warps * kMissQueueEntries * 4.
 inline constexpr HotWindowConfig kHotWindowConfigs[] = {
-    {512, 2, 48 * 1024, 1u << 16},   // 0: 96 KiB of counters, two blocks per SM
-    {1024, 1, 96 * 1024, 1u << 17},  // 1: 192 KiB of counters, one block per SM
-    {512, 2, 48 * 1024, 1u << 15},   // 2: as 0 with half the tile (more, shorter tiles)
+    {512, 2, 40 * 1024, 1u << 16, 1},   // 0: 80 KiB counters + 32 KiB queues, two blocks/SM
+    {1024, 1, 64 * 1024, 1u << 17, 1},  // 1: 128 KiB counters + 64 KiB queues, one block/SM
+    {512, 2, 40 * 1024, 1u << 16, 4},   // 2: as 0, windows merged per cluster of 4
+    {1024, 1, 64 * 1024, 1u << 17, 4},  // 3: as 1, windows merged per cluster of 4
+    {512, 2, 40 * 1024, 1u << 15, 8},   // 4: half tiles, windows merged per cluster of 8
 };
 inline constexpr int kHotWindowConfigCount =
     static_cast<int>(sizeof(kHotWindowConfigs) / sizeof(kHotWindowConfigs[0]));
-inline constexpr int kDefaultHotWindowConfig = 0;
+inline constexpr int kDefaultHotWindowConfig = 1;
+// Misses: CAS guessing the word is 0 first (one atomic when right) instead of load + CAS.
+inline constexpr bool kDefaultMissGuessZero = false;
 
 // Window choice: a coarse grid of at most kGridRows x kGridCols cells counts a strided
 // sample of the tile; the densest rectangle of cells that fits the window wins.

@@ -15,6 +15,7 @@
 
 #include "kernels/cuda/common/device_buffer.h"
 #include "kernels/cuda/histogram/histogram_accumulate.h"
+#include "kernels/cuda/histogram/histogram_tuning.h"
 #include "kernels/histogram_types.h"
 #include "tests/cuda/gpu_test_util.h"
 
@@ -203,12 +204,13 @@ inline void ExpectSameResult(const HarnessResult& want, const HarnessResult& got
   }
 }
 
-// The option sets every exact test sweeps: production default, each config, the
-// window-less strategy, and windows clamped small so that misses and window edges abound.
+// The option sets every exact test sweeps: production default, each config (clustered
+// ones included), the window-less strategy, misses guessing 0 first, and windows clamped
+// small so that misses and window edges abound (one of them clustered, with many tiles).
 inline std::vector<std::pair<std::string, cuda::HistogramAccumulateOptions>> ExactOptionSweep() {
   std::vector<std::pair<std::string, cuda::HistogramAccumulateOptions>> v;
   v.push_back({"default", {}});
-  for (int c = 0; c < 3; ++c) {
+  for (int c = 0; c < cuda::histogram::kHotWindowConfigCount; ++c) {
     cuda::HistogramAccumulateOptions o;
     o.strategy = cuda::HistogramStrategy::kHotWindow;
     o.config = c;
@@ -217,12 +219,22 @@ inline std::vector<std::pair<std::string, cuda::HistogramAccumulateOptions>> Exa
   cuda::HistogramAccumulateOptions g;
   g.strategy = cuda::HistogramStrategy::kGlobalOnly;
   v.push_back({"global_only", g});
+  cuda::HistogramAccumulateOptions z;
+  z.miss_guess = 1;
+  z.max_window_bins = 4096;
+  v.push_back({"guess_zero_window4096", z});
   for (uint32_t w : {1u, 77u, 4096u}) {
     cuda::HistogramAccumulateOptions o;
     o.max_window_bins = w;
     o.tile_samples = 1024;
     v.push_back({"window" + std::to_string(w) + "_tile1024", o});
   }
+  cuda::HistogramAccumulateOptions cl;
+  cl.config = cuda::histogram::kHotWindowConfigCount - 1;
+  cl.max_window_bins = 77;
+  cl.tile_samples = 1024;
+  cl.miss_guess = 1;
+  v.push_back({"last_config_window77_tile1024_guess", cl});
   return v;
 }
 

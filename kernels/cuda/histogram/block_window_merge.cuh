@@ -1,0 +1,85 @@
+// Block building block: merge a hot window (16-bit lanes in shared memory) into the global
+// one-byte bins with exact saturating word updates (MergeWordsAt).
+//
+// With kCluster > 1 the blocks of a thread-block cluster counted disjoint samples into
+// windows of the same place and shape; each block then merges 1/kCluster of the window's
+// global words, reading the lanes of every block of the cluster through distributed
+// shared memory and adding them (each lane <= cap <= 255, so the sum of <= 16 lanes fits
+// its 16-bit half; halves are summed apart so that no carry crosses). One global update
+// per word per cluster instead of one per block: kCluster times fewer L2 atomics. The
+// caller must have synchronized the cluster after the last lane update, and must do so
+// again before any block reuses its lanes.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/cuda/histogram/exact_bin_ops.cuh"
+#include "kernels/cuda/histogram/fast_divide.h"
+#include "kernels/cuda/histogram/tile_view.cuh"
+
+namespace histd::cuda::histogram {
+
+// The lanes of the cluster's blocks (kCluster == 1: the block's own).
+template <int kCluster>
+struct LaneSources {
+  const uint32_t* rank[kCluster];
+};
+
+template <int kThreads, int kCluster>
+__device__ void MergeWindow(const TileView& v, const LaneSources<kCluster>& src, uint32_t lane_words,
+                            uint32_t my_rank) {
+  if (v.wh == 0) return;
+  const uint32_t words_per_row = v.ww / 4 + 2;  // a row segment spans at most this many words
+  const FastDivide by_wpr = FastDivide::For(words_per_row);
+  const uint32_t total = v.wh * words_per_row;
+  const uint32_t t_begin = static_cast<uint32_t>(uint64_t{total} * my_rank / kCluster);
+  const uint32_t t_end = static_cast<uint32_t>(uint64_t{total} * (my_rank + 1) / kCluster);
+  const uint32_t cap4 = Replicate4(v.cap);
+  for (uint32_t t0 = t_begin + threadIdx.x; t0 < t_end; t0 += 8 * kThreads) {
+    uint32_t off[8], inc[8];
+    bool active[8];
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+      const uint32_t t = t0 + j * kThreads;
+      active[j] = false;
+      inc[j] = 0;
+      off[j] = 0;
+      if (t >= t_end) continue;
+      const uint32_t i = by_wpr.Quotient(t), k = t - i * words_per_row;
+      // Byte offsets from word_base of this row segment [a0, a0 + ww).
+      const uint64_t a0 = v.misalign + uint64_t{v.r0 + i} * v.cols + v.c0;
+      const uint64_t word = (a0 & ~uint64_t{3}) + 4 * uint64_t{k};
+      if (word >= a0 + v.ww) continue;  // past this row's segment
+      const uint64_t first = word > a0 ? word : a0;                 // first byte in the segment
+      const uint64_t last = word + 4 < a0 + v.ww ? word + 4 : a0 + v.ww;  // one past the last
+      const uint32_t lane0 = i * v.ww + static_cast<uint32_t>(first - a0);
+      const uint32_t lw0 = lane0 >> 1;  // the segment's lanes of this word lie in lw0 .. lw0 + 2
+      uint32_t lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
+#pragma unroll
+      for (int c = 0; c < kCluster; ++c) {
+#pragma unroll
+        for (int q = 0; q < 3; ++q) {
+          if (lw0 + q >= lane_words) continue;
+          const uint32_t w = src.rank[c][lw0 + q];
+          lo[q] += w & 0xFFFFu;
+          hi[q] += w >> 16;
+        }
+      }
+#pragma unroll
+      for (int b = 0; b < 4; ++b) {
+        const uint64_t byte = word + b;
+        if (byte < first || byte >= last) continue;
+        const uint32_t lane = lane0 + static_cast<uint32_t>(byte - first);
+        const uint32_t q = (lane >> 1) - lw0;
+        const uint32_t sum = (lane & 1) ? (q == 0 ? hi[0] : q == 1 ? hi[1] : hi[2])
+                                        : (q == 0 ? lo[0] : q == 1 ? lo[1] : lo[2]);
+        inc[j] |= (sum < v.cap ? sum : v.cap) << (8 * b);
+      }
+      off[j] = static_cast<uint32_t>(word >> 2);
+      active[j] = inc[j] != 0;
+    }
+    MergeWordsAt<8>(v.word_base, off, inc, active, cap4);
+  }
+}
+
+}  // namespace histd::cuda::histogram

@@ -1,0 +1,103 @@
+// The per-tile state of the hot-window kernel: what the block shares (TileState, in
+// shared memory), what each thread keeps in registers to fold bin indices (TileView), and
+// the axes of coordinate samples (AxisView, binning exactly as histd::AxisBin does).
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/cuda/histogram/block_window_select.cuh"
+#include "kernels/cuda/histogram/fast_divide.h"
+#include "kernels/cuda/histogram/histogram_accumulate.h"
+#include "kernels/histogram_types.h"
+
+namespace histd::cuda::histogram {
+
+// Benchmark-only probes (HistogramAccumulateOptions::bench_probe); results are wrong.
+inline constexpr uint32_t kProbeDropMisses = 1;   // misses are not applied
+inline constexpr uint32_t kProbeSkipMerge = 2;    // the window is not merged
+
+struct HotWindowParams {
+  const HistogramWork* work;
+  int work_count;
+  const uint32_t* samples;
+  HistogramOutflow* outflow;
+  const uint32_t* tile_start;  // work_count + 1 entries: exclusive prefix of tiles per item
+  uint32_t tile_samples;       // per block; a cluster's tile is cluster * tile_samples
+  uint32_t window_bins;        // effective window capacity (0: no window)
+  uint32_t bench_probe;
+  bool miss_guess_zero;        // misses: CAS guessing 0 first instead of load + CAS
+};
+
+// What every thread of the block needs about the current tile (broadcast via shared).
+struct TileState {
+  HistogramWork item;
+  uint64_t begin, end;          // this block's samples of the item
+  uint64_t span_begin, span_end;  // the samples the window is chosen from (cluster-wide)
+  int item_index;
+  Window window;
+  unsigned int outflow[5];  // binned, x_under, x_over, y_under, y_over of this tile
+};
+
+// Per-thread view of the tile, in registers: what folding a bin index needs.
+struct TileView {
+  uint32_t* word_base;  // bins rounded down to a word
+  uint32_t misalign;    // bins - word_base, bytes
+  uint32_t cols, cap;
+  uint32_t r0, c0, wh, ww;
+  FastDivide by_cols;
+  uint32_t* lanes;
+  bool queue_ok;        // flat indices (+ misalign) fit 32 bits
+  bool drop_misses;
+  bool miss_guess_zero;
+
+  __device__ TileView(const TileState& t, uint32_t* lanes_in, const HotWindowParams& p)
+      : lanes(lanes_in) {
+    const uintptr_t a = reinterpret_cast<uintptr_t>(t.item.bins);
+    word_base = reinterpret_cast<uint32_t*>(a & ~uintptr_t{3});
+    misalign = static_cast<uint32_t>(a & 3);
+    cols = t.item.cols;
+    cap = t.item.cap;
+    r0 = t.window.r0;
+    c0 = t.window.c0;
+    wh = t.window.wh;
+    ww = t.window.ww;
+    by_cols = FastDivide::For(cols);
+    queue_ok = uint64_t{t.item.rows} * cols + 4 <= (uint64_t{1} << 32);
+    drop_misses = (p.bench_probe & kProbeDropMisses) != 0;
+    miss_guess_zero = p.miss_guess_zero;
+  }
+  __device__ uint8_t* bins() const { return reinterpret_cast<uint8_t*>(word_base) + misalign; }
+};
+
+// Axes of a coordinate tile.
+struct AxisView {
+  uint32_t rows, cols;
+  float x_lo, x_hi, y_lo, y_hi, x_scale, y_scale;
+  __device__ explicit AxisView(const HistogramWork& w) {
+    rows = w.rows;
+    cols = w.cols;
+    x_lo = w.x_lo;
+    x_hi = w.x_hi;
+    y_lo = w.y_lo;
+    y_hi = w.y_hi;
+    // float(bins) / (hi - lo), each step rounded to nearest float32 (AxisBin's contract).
+    x_scale = __fdiv_rn(__uint2float_rn(cols), __fsub_rn(x_hi, x_lo));
+    y_scale = __fdiv_rn(__uint2float_rn(rows), __fsub_rn(y_hi, y_lo));
+  }
+  // Coordinates to (row, col); counts the outflow; false when either axis is out of range.
+  __device__ bool Bin(float x, float y, uint32_t* row, uint32_t* col, uint32_t (&out)[5]) const {
+    const int64_t c = AxisBin(x, x_lo, x_hi, x_scale, cols);
+    const int64_t r = AxisBin(y, y_lo, y_hi, y_scale, rows);
+    out[1] += c == -1;
+    out[2] += c == -2;
+    out[3] += r == -1;
+    out[4] += r == -2;
+    const bool ok = c >= 0 && r >= 0;
+    out[0] += ok;
+    *row = static_cast<uint32_t>(r);
+    *col = static_cast<uint32_t>(c);
+    return ok;
+  }
+};
+
+}  // namespace histd::cuda::histogram

@@ -1,0 +1,60 @@
+// Warp building block: a warp's queue of missed bins in shared memory, applied to the
+// global one-byte bins with exact saturating updates, several in flight per lane.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/cuda/histogram/block_window_select.cuh"
+#include "kernels/cuda/histogram/exact_bin_ops.cuh"
+#include "kernels/cuda/histogram/histogram_tuning.h"
+#include "kernels/cuda/histogram/tile_view.cuh"
+
+namespace histd::cuda::histogram {
+
+// A warp's queue of missed bins (flat indices) in shared memory. Every method is called
+// by all 32 lanes together; `count` is the same in every lane.
+struct WarpMissQueue {
+  static constexpr int kApplyWidth = kMissApplyWidth;
+  uint32_t* entries;
+  uint32_t count;
+
+  // Applies every queued miss: kApplyWidth exact byte updates per lane in flight.
+  __device__ void Apply(const TileView& v) {
+    __syncwarp();
+    const int lane = threadIdx.x & 31;
+    const uint32_t cap4 = Replicate4(v.cap);
+    for (uint32_t b = 0; b < count; b += 32 * kApplyWidth) {
+      uint32_t off[kApplyWidth], inc[kApplyWidth];
+      bool act[kApplyWidth];
+#pragma unroll
+      for (int j = 0; j < kApplyWidth; ++j) {
+        const uint32_t e = b + j * 32 + lane;
+        act[j] = e < count;
+        const uint64_t byte = act[j] ? uint64_t{v.misalign} + entries[e] : 0;
+        off[j] = static_cast<uint32_t>(byte >> 2);
+        inc[j] = 1u << ((byte & 3) * 8);
+      }
+      MergeWordsAt<kApplyWidth>(v.word_base, off, inc, act, cap4, !v.miss_guess_zero);
+    }
+    __syncwarp();
+    count = 0;
+  }
+
+  template <int N>
+  __device__ void Append(const TileView& v, const uint32_t (&flat)[N], const bool (&miss)[N]) {
+    static_assert(32 * N <= 32 * kSamplesPerLaneRound, "round larger than the queue slack");
+    const int lane = threadIdx.x & 31;
+    uint32_t m = 0;
+#pragma unroll
+    for (int j = 0; j < N; ++j) m += miss[j];
+    const uint32_t incl = WarpInclusiveSum(m, lane);
+    uint32_t pos = count + incl - m;
+#pragma unroll
+    for (int j = 0; j < N; ++j)
+      if (miss[j]) entries[pos++] = flat[j];
+    count += __shfl_sync(0xffffffffu, incl, 31);
+    if (count > kMissQueueEntries - 32 * kSamplesPerLaneRound) Apply(v);
+  }
+};
+
+}  // namespace histd::cuda::histogram

@@ -63,8 +63,9 @@ inline constexpr int kSmallNKChunk = 1024;
 // block's work divided by its tile's relative efficiency and by an occupancy factor
 // min(1, warps on the SM / kWarpsForFullRate), plus split-k partial-sum traffic at
 // kSplitBytesCost FMA-slots per byte per SM (H100: 2.25e11 FMA/s vs 2.3e10 B/s per SM).
-// Run 1 (H100, 2026-11-22): 128x128x16 s3 44.6 TFLOP/s at 4096^3 (0.866x cuBLAS), 128x128x8 s4
-// 41.7; 64x128 44.0; 128x64 41.5; 64x64 41.3.
+// Sweep (H100, 2026-11-22, bench/results/matmul.md): at 4096^3 128x128x16 s3 44.6 TFLOP/s
+// (0.866x cuBLAS pedantic), 128x128x16 s4 44.7, 128x128x32 s3 43.1, 128x128x8 s4 41.7,
+// 64x128 44.0, 128x64 41.5, 64x64 41.3. Final: 0.872x at 4096 and 8192, 0.847x at 4097.
 inline constexpr MatmulPath kPreferredLargeTile = MatmulPath::kSimt128x128K16;
 inline constexpr double kEff64x128 = 0.98;  // relative to 128x128x16
 inline constexpr double kEff128x64 = 0.93;

@@ -87,10 +87,12 @@ struct StridedCopy {
 //     0.74x (the in-flight tiles drift apart and partial sectors stop meeting in L2).
 //   8-byte: scalar 64x64 one tile per block 1.03x aligned, 0.945x odd; persistent 0.98/0.77x;
 //     vec2x2 0.90-0.95x.
-//   1-byte, 4-byte aligned rows: bytes4x4 persistent 68-76% of copy, one tile per block 63-70%.
-//     128 x 256 and 256 x 128 byte tiles: the same within 1.5%.
+//   1-byte, 4-byte aligned rows: bytes4x4 persistent 68-76% of copy, one tile per block 63-70%;
+//     128 x 256 and 256 x 128 tiles the same within 1.5%; 256 x 128 with whole-line loads
+//     (32 lanes along one row) 71-78% (best of the variants by 1-3%, chosen).
+//   4-byte, 64x64 tile with 64x4 threads (16 loads a thread): 2% slower than 64x8.
 enum class BytesTile { k128x128, kLine128x128, kLine256x128 };
-inline constexpr BytesTile kBytesTile = BytesTile::k128x128;
+inline constexpr BytesTile kBytesTile = BytesTile::kLine256x128;
 
 // Blocks per SM the grid-stride kernels are launched with (upper bound; smaller problems get
 // one block per tile).

@@ -31,7 +31,8 @@ ABSL_FLAG(std::string, address, kDefaults.address,
 ABSL_FLAG(std::string, engine, "auto", "auto (CUDA when a GPU is visible, else CPU), cpu or cuda");
 ABSL_FLAG(int, cpu_threads, kDefaults.engine.cpu_threads,
           "CPU engine worker threads; 0 = every hardware thread");
-ABSL_FLAG(int, cuda_device, kDefaults.engine.cuda_device, "CUDA device ordinal");
+ABSL_FLAG(int, cuda_device, kDefaults.engine.cuda_device,
+          "CUDA device ordinal, or -1 for every visible device");
 ABSL_FLAG(uint32_t, max_histograms, kDefaults.limits.max_histograms,
           "histograms resident at once");
 ABSL_FLAG(uint64_t, max_bins_per_histogram, kDefaults.limits.max_bins_per_histogram,

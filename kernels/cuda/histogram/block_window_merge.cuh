@@ -25,10 +25,60 @@ struct LaneSources {
   const uint32_t* rank[kCluster];
 };
 
+// Fast path: every window row starts on a word boundary and spans whole words, so global
+// word k of row i holds exactly lanes i * ww + 4k .. + 3, i.e. two aligned lane words: one
+// 8-byte shared load per block, no per-byte bookkeeping, all-zero words skipped.
+template <int kThreads, int kCluster>
+__device__ void MergeWindowAligned(const TileView& v, const LaneSources<kCluster>& src,
+                                   uint32_t my_rank) {
+  const uint32_t words_per_row = v.ww / 4;
+  const FastDivide by_wpr = FastDivide::For(words_per_row);
+  const uint32_t total = v.wh * words_per_row;
+  const uint32_t t_begin = static_cast<uint32_t>(uint64_t{total} * my_rank / kCluster);
+  const uint32_t t_end = static_cast<uint32_t>(uint64_t{total} * (my_rank + 1) / kCluster);
+  const uint32_t cap4 = Replicate4(v.cap), cap2 = v.cap * 0x00010001u;
+  const uint32_t first_word = static_cast<uint32_t>((v.misalign + uint64_t{v.r0} * v.cols + v.c0) >> 2);
+  const uint32_t row_words = v.cols / 4;
+  for (uint32_t t0 = t_begin + threadIdx.x; t0 < t_end; t0 += 8 * kThreads) {
+    uint32_t off[8], inc[8];
+    bool active[8];
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+      const uint32_t t = t0 + j * kThreads;
+      active[j] = false;
+      inc[j] = 0;
+      off[j] = 0;
+      if (t >= t_end) continue;
+      const uint32_t i = by_wpr.Quotient(t), k = t - i * words_per_row;
+      const uint32_t lw = (i * v.ww) / 2 + 2 * k;  // even: ww % 4 == 0
+      uint2 sum = make_uint2(0, 0);
+#pragma unroll
+      for (int c = 0; c < kCluster; ++c) {
+        const uint2 w = *reinterpret_cast<const uint2*>(src.rank[c] + lw);
+        sum.x += w.x;  // halves <= 8 * 255: no carry between them
+        sum.y += w.y;
+      }
+      if ((sum.x | sum.y) == 0) continue;
+      if (kCluster > 1) {
+        sum.x = __vminu2(sum.x, cap2);
+        sum.y = __vminu2(sum.y, cap2);
+      }
+      inc[j] = __byte_perm(sum.x, sum.y, 0x6420);  // low bytes of the four halves
+      off[j] = first_word + i * row_words + k;
+      active[j] = true;
+    }
+    MergeWordsAt<8>(v.word_base, off, inc, active, cap4);
+  }
+}
+
 template <int kThreads, int kCluster>
 __device__ void MergeWindow(const TileView& v, const LaneSources<kCluster>& src, uint32_t lane_words,
                             uint32_t my_rank) {
   if (v.wh == 0) return;
+  if (v.cols % 4 == 0 && v.ww % 4 == 0 && (v.misalign + v.c0) % 4 == 0) {
+    MergeWindowAligned<kThreads, kCluster>(v, src, my_rank);
+    return;
+  }
   const uint32_t words_per_row = v.ww / 4 + 2;  // a row segment spans at most this many words
   const FastDivide by_wpr = FastDivide::For(words_per_row);
   const uint32_t total = v.wh * words_per_row;

@@ -47,6 +47,7 @@ struct WarpMissQueue {
     uint32_t m = 0;
 #pragma unroll
     for (int j = 0; j < N; ++j) m += miss[j];
+    if (!__any_sync(0xffffffffu, m != 0)) return;  // the common case on clustered data
     const uint32_t incl = WarpInclusiveSum(m, lane);
     uint32_t pos = count + incl - m;
 #pragma unroll

@@ -9,11 +9,12 @@
 //      before this round is folded, evict-first so that the histograms stay in L2); a
 //      sample inside the window is counted in its lane (IncrementLanes16, eight in flight),
 //      any other goes to its warp's miss queue in shared memory; a queue that might not
-//      take one more round is applied to the global bins by its warp, eight exact
-//      saturating byte updates per lane in flight (MergeWordsAt: load, CAS);
+//      take one more round is applied to the global bins by its warp, kMissApplyWidth
+//      exact saturating byte updates per lane in flight (MergeWordsAt: load, CAS);
 //   4. apply what is left in the queues, then merge the window's non-zero words into the
 //      histogram (MergeWordsAt: saturating add);
 //   5. add the tile's binned/under/overflow counts to the item's outflow.
+// With a clustered config, the blocks of a cluster share one window and merge it once.
 // Tiles are dealt out round-robin to a persistent grid, so the blocks running at one time
 // work on neighbouring tiles, i.e. on few histograms: their bins stay in L2 (Roulo's
 // lesson: mind the working set).

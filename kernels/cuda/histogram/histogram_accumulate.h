@@ -46,7 +46,7 @@ struct HistogramOutflow {
 };
 
 enum class HistogramStrategy : uint8_t {
-  kAuto,        // the production choice (today: kHotWindow with the default config)
+  kAuto,        // the production choice (today: kHotWindow with kDefaultHotWindowConfig)
   kHotWindow,   // hot window of 16-bit on-chip counters (per block or per cluster) + exact
                 // global misses
   kGlobalOnly,  // no window: every sample is an exact global byte update (the 'blocking CAS' idea)

@@ -17,7 +17,8 @@ struct HotWindowConfig {
 };
 
 // Each warp owns a queue of this many missed bins (shared memory) and applies it to the
-// global bins whenever one more round of 8 samples per lane might not fit.
+// global bins whenever one more round of 8 samples per lane might not fit. (Replacing an
+// immediate load + CAS per miss by these queues: Roulo 13.4 -> 9.7 us, config 1.)
 inline constexpr uint32_t kMissQueueEntries = 512;
 inline constexpr uint32_t kSamplesPerLaneRound = 8;
 static_assert(kMissQueueEntries >= 2 * 32 * kSamplesPerLaneRound, "queue holds two rounds");
@@ -25,8 +26,12 @@ static_assert(kMissQueueEntries >= 2 * 32 * kSamplesPerLaneRound, "queue holds t
 // loop around it (ptxas, sm_90, 64-register cap); 4 does not.
 inline constexpr int kMissApplyWidth = 4;
 
-// Candidates; the benchmark measures every one. kDefaultHotWindowConfig is the production
-// choice (H100 SXM, see NOTES.md for the measured figures that picked it).
+// Candidates; the benchmark measures every one. Measured on H100 SXM (2026-11-22, bench/
+// results/histogram.md), us per histogram Roulo / uniform / single bin, service G samples/s:
+//   0: 12.7 / 40.6 / 4.51, 78.7     1: 9.24 / 33.8 / 3.87, 70.3 (the default)
+//   2: 9.52 / 42.0 / 4.24, 31.1     3: 9.20 / 34.7 / 4.36, 29.9     4: 11.8 / 40.6 / 6.16, 24.6
+// Clusters help Roulo little and hurt small batches (idle blocks in a cluster); 2^18 tiles
+// help single bin (3.13) but cost uniform its L2 locality (55.6).
 // Shared memory per block = window_bins * 2 + warps * kMissQueueEntries * 4.
 inline constexpr HotWindowConfig kHotWindowConfigs[] = {
     {512, 2, 40 * 1024, 1u << 16, 1},   // 0: 80 KiB counters + 32 KiB queues, two blocks/SM
@@ -39,6 +44,7 @@ inline constexpr int kHotWindowConfigCount =
     static_cast<int>(sizeof(kHotWindowConfigs) / sizeof(kHotWindowConfigs[0]));
 inline constexpr int kDefaultHotWindowConfig = 1;
 // Misses: CAS guessing the word is 0 first (one atomic when right) instead of load + CAS.
+// H100: within +-3% either way (uniform/service slightly faster, Roulo slower): off.
 inline constexpr bool kDefaultMissGuessZero = false;
 
 // Window choice: a coarse grid of at most kGridRows x kGridCols cells counts a strided

@@ -113,9 +113,10 @@ void PrintTable(const std::string& title, const std::vector<Row>& rows, double b
 }
 
 template <typename Tuning>
-Op OurReduceF32(const float* in, uint64_t n, float* out, Scratch& ws, int sms) {
+Op OurReduceF32(const float* in, uint64_t n, float* out, Scratch& ws, int sms, bool pdl = true) {
   const hc::ReduceArgs a{in, DType::kF32, 1, n, Engine::ReduceOp::kSum, Dim::kAll, out};
-  const rs::ReducePlan plan = rs::MakeReducePlan<Tuning>(a, sms);
+  rs::ReducePlan plan = rs::MakeReducePlan<Tuning>(a, sms);
+  plan.dependent_launch = pdl;
   void* w = ws.Get(plan.workspace_bytes);
   return [=](cudaStream_t s) { BENCH_OK((rs::LaunchReduce<float, rs::SumOp, Tuning>(plan, in, 1, n, out, w, s))); };
 }
@@ -165,11 +166,11 @@ int main() {
     void* cw = cub_ws.Get(cub_bytes);
     red.push_back({"CUB DeviceReduce::Sum", n, TimeUs([&](cudaStream_t st) {
                      BENCH_CUDA(cub::DeviceReduce::Sum(cw, cub_bytes, fin, fout, static_cast<int>(n), st)); }, it, s)});
-    red.push_back({"DeviceReduce (256 thr x 4 vec, 4 blk/SM)", n,
+    red.push_back({"DeviceReduce (256 thr x 8 vec, 4 blk/SM)", n,
                    TimeUs(ViaApi<hc::DeviceReduce>(hc::ReduceArgs{fin, DType::kF32, 1, n, Engine::ReduceOp::kSum, Dim::kAll, fout}, ws), it, s)});
-    red.push_back({"  tuning 256 x 2 vec, 4 blk/SM", n, TimeUs(OurReduceF32<rs::ReduceTuningT<256, 2, 4>>(fin, n, fout, ws, sms), it, s)});
+    red.push_back({"  same, finalize without PDL", n, TimeUs(OurReduceF32<rs::ReduceTuning>(fin, n, fout, ws, sms, false), it, s)});
+    red.push_back({"  tuning 256 x 4 vec, 4 blk/SM", n, TimeUs(OurReduceF32<rs::ReduceTuningT<256, 4, 4>>(fin, n, fout, ws, sms), it, s)});
     red.push_back({"  tuning 256 x 4 vec, 8 blk/SM", n, TimeUs(OurReduceF32<rs::ReduceTuningT<256, 4, 8>>(fin, n, fout, ws, sms), it, s)});
-    red.push_back({"  tuning 256 x 8 vec, 4 blk/SM", n, TimeUs(OurReduceF32<rs::ReduceTuningT<256, 8, 4>>(fin, n, fout, ws, sms), it, s)});
     red.push_back({"  tuning 512 x 4 vec, 2 blk/SM", n, TimeUs(OurReduceF32<rs::ReduceTuningT<512, 4, 2>>(fin, n, fout, ws, sms), it, s)});
     red.push_back({"seed 004 row partition (r <= 1000)", n,
                    TimeUs(ViaApi<hc::RowPartitionReduce>(hc::RowPartitionArgs{fin, n, fout, true}, ws), it, s)});
@@ -185,20 +186,16 @@ int main() {
     void* cw = cub_ws.Get(cub_bytes);
     scan.push_back({"CUB DeviceScan::InclusiveSum", n, TimeUs([&](cudaStream_t st) {
                       BENCH_CUDA(cub::DeviceScan::InclusiveSum(cw, cub_bytes, fin, fout, static_cast<int>(n), st)); }, it, s)});
-    scan.push_back({"DeviceScan inclusive (f64 work, 128 x 24, min 5, reduce first)", n,
+    scan.push_back({"DeviceScan inclusive (f32 work, 128 x 24, min 8, reduce first)", n,
                     TimeUs(ViaApi<hc::DeviceScan>(hc::ScanArgs{fin, DType::kF32, 1, n, true, Dim::kAll, fout}, ws), it, s)});
     scan.push_back({"DeviceScan exclusive", n,
                     TimeUs(ViaApi<hc::DeviceScan>(hc::ScanArgs{fin, DType::kF32, 1, n, false, Dim::kAll, fout}, ws), it, s)});
     // ScanTuningT<threads, items, min blocks per SM, reduce first>
-    // ScanTuningT<threads, items, min blocks per SM, reduce first>
-    scan.push_back({"  f64 work 128 x 24, min 4, scan first", n, TimeUs(OurScanF32<double, rs::ScanTuningT<128, 24, 4, false>>(fin, n, fout, ws, sms), it, s)});
-    scan.push_back({"  f64 work 128 x 24, min 4, reduce first", n, TimeUs(OurScanF32<double, rs::ScanTuningT<128, 24, 4, true>>(fin, n, fout, ws, sms), it, s)});
-    scan.push_back({"  f64 work 128 x 24, min 6, reduce first", n, TimeUs(OurScanF32<double, rs::ScanTuningT<128, 24, 6, true>>(fin, n, fout, ws, sms), it, s)});
-    scan.push_back({"  f64 work 128 x 16, min 8, reduce first", n, TimeUs(OurScanF32<double, rs::ScanTuningT<128, 16, 8, true>>(fin, n, fout, ws, sms), it, s)});
     scan.push_back({"  f32 work 128 x 24, min 5, scan first", n, TimeUs(OurScanF32<float, rs::ScanTuningT<128, 24, 5, false>>(fin, n, fout, ws, sms), it, s)});
-    scan.push_back({"  f32 work 128 x 24, min 8, scan first", n, TimeUs(OurScanF32<float, rs::ScanTuningT<128, 24, 8, false>>(fin, n, fout, ws, sms), it, s)});
-    scan.push_back({"  f32 work 128 x 24, min 6, reduce first", n, TimeUs(OurScanF32<float, rs::ScanTuningT<128, 24, 6, true>>(fin, n, fout, ws, sms), it, s)});
-    scan.push_back({"  f32 work 128 x 24, min 8, reduce first", n, TimeUs(OurScanF32<float, rs::ScanTuningT<128, 24, 8, true>>(fin, n, fout, ws, sms), it, s)});
+    scan.push_back({"  f32 work 128 x 32, min 6, reduce first", n, TimeUs(OurScanF32<float, rs::ScanTuningT<128, 32, 6, true>>(fin, n, fout, ws, sms), it, s)});
+    scan.push_back({"  f32 work 256 x 24, min 4, reduce first", n, TimeUs(OurScanF32<float, rs::ScanTuningT<256, 24, 4, true>>(fin, n, fout, ws, sms), it, s)});
+    scan.push_back({"  f64 work 128 x 24, min 4, scan first", n, TimeUs(OurScanF32<double, rs::ScanTuningT<128, 24, 4, false>>(fin, n, fout, ws, sms), it, s)});
+    scan.push_back({"  f64 work 128 x 24, min 6, reduce first", n, TimeUs(OurScanF32<double, rs::ScanTuningT<128, 24, 6, true>>(fin, n, fout, ws, sms), it, s)});
     scan.push_back({"seed 004 row partition (reduce, sums-to-starts, scan)", n,
                     TimeUs(ViaApi<hc::RowPartitionScan>(hc::RowPartitionArgs{fin, n, fout, true}, ws), it, s)});
   }
@@ -260,7 +257,8 @@ int main() {
       for (const Item& item : {Item{"row sums (collapse cols -> 256 x 1 u64)", Dim::kCols, false, kRows * 8},
                                Item{"column sums (collapse rows -> 1 x 8192 u64)", Dim::kRows, false, kCols * 8},
                                Item{"CDF along rows (scan kCols -> u64)", Dim::kCols, true, kBins * 8},
-                               Item{"CDF down columns (scan kRows -> u64)", Dim::kRows, true, kBins * 8}}) {
+                               Item{"CDF down columns (scan kRows -> u64)", Dim::kRows, true, kBins * 8},
+                               Item{"flat scan of the same bytes (kAll -> u64)", Dim::kAll, true, kBins * 8}}) {
         std::vector<Op> ops;
         for (uint64_t h = 0; h < count; ++h) {
           if (item.scan) {

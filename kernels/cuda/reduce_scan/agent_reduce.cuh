@@ -195,8 +195,9 @@ __global__ void __launch_bounds__(kThreads)
 // [bx * kStripVectors, +kStripVectors) and rows [by * rows_per_split, +rows_per_split);
 // out[by * cols + c] receives its partial (the result when gridDim.y == 1). kVector: rows
 // are read as 16-byte vectors (requires cols * sizeof(T) % 16 == 0; the base may be
-// unaligned), else one element per thread.
-template <typename T, typename Op, typename Tuning, bool kVector, typename Out>
+// unaligned), else one element per thread. kDependent: launched with PDL after the kernel
+// that wrote its input.
+template <typename T, typename Op, typename Tuning, bool kVector, typename Out, bool kDependent>
 __global__ void __launch_bounds__(Tuning::kThreads)
     ColumnReduceKernel(const T* __restrict__ in, uint64_t rows, uint64_t cols,
                        uint64_t rows_per_split, Out* __restrict__ out) {
@@ -207,15 +208,16 @@ __global__ void __launch_bounds__(Tuning::kThreads)
   constexpr int kRowThreads = Tuning::kRowThreads;
   constexpr int kUnroll = Tuning::kUnrollRows;
   constexpr int kCols = kStrip * V;          // columns per block
-  constexpr int kPitch = kCols + 1;          // padded against bank conflicts
-  static_assert(sizeof(Th) * kRowThreads * kPitch +
-                        sizeof(Work) * (Tuning::kThreads > kCols ? Tuning::kThreads : kCols) <= 48 * 1024,
-                "column tile exceeds static smem");
-  __shared__ Th tile[kRowThreads][kPitch];
+  constexpr int kWarps = Tuning::kThreads / kWarp;
+  static_assert(kWarp % kStrip == 0 && kRowThreads % (kWarp / kStrip) == 0, "strips tile warps");
+  static_assert(sizeof(Th) * kWarps * kCols <= 48 * 1024, "column partials exceed static smem");
+  __shared__ Th warp_part[kWarps][kCols];
 
-  // Partials from a previous ColumnReduceKernel (launched with PDL) must be complete.
-  TriggerDependents();
-  WaitForProducer();
+  if constexpr (kDependent) {
+    WaitForProducer();  // partials of the ColumnReduceKernel before (launched with PDL)
+  } else {
+    TriggerDependents();
+  }
   const int shift = kVector ? ShiftOf(in) : 0;  // the same in every row (16-byte pitch)
   const int tx = threadIdx.x % kStrip, ty = threadIdx.x / kStrip;
   const int64_t c0 = (int64_t(blockIdx.x) * kStrip + tx) * V - shift;  // column of element 0
@@ -257,30 +259,24 @@ __global__ void __launch_bounds__(Tuning::kThreads)
       }
     }
   }
+  // Lanes of a warp with the same tx hold the same columns (warp = kWarp / kStrip rows of
+  // threads): a fixed xor butterfly over them, then the warps in order.
 #pragma unroll
-  for (int j = 0; j < V; ++j) tile[ty][tx * V + j] = acc[j];
-  __syncthreads();
-  // Combine the kRowThreads partials of each column: kParts threads per column each fold
-  // kRowThreads / kParts of them in row order, then one thread folds the parts in order.
-  constexpr int kParts = Tuning::kThreads >= kCols ? Tuning::kThreads / kCols : 1;
-  static_assert(kRowThreads % kParts == 0, "parts split the row threads evenly");
-  constexpr int kRowsPerPart = kRowThreads / kParts;
-  __shared__ Work parts[kParts][kCols];
-  for (int i = threadIdx.x; i < kParts * kCols; i += Tuning::kThreads) {
-    const int col = i % kCols, part = i / kCols;
-    Work sum = Identity<Work>(Op{});
-#pragma unroll 4
-    for (int y = part * kRowsPerPart; y < (part + 1) * kRowsPerPart; ++y) {
-      sum = Combine(Op{}, sum, Widen<Work>(tile[y][col]));
-    }
-    parts[part][col] = sum;
+  for (int d = kStrip; d < kWarp; d <<= 1) {
+#pragma unroll
+    for (int j = 0; j < V; ++j) acc[j] = Combine(Op{}, acc[j], ShflXor(acc[j], d));
+  }
+  const int warp = threadIdx.x / kWarp;
+  if (LaneId() < kStrip) {
+#pragma unroll
+    for (int j = 0; j < V; ++j) warp_part[warp][tx * V + j] = acc[j];
   }
   __syncthreads();
   for (int col = threadIdx.x; col < kCols; col += Tuning::kThreads) {
     const int64_t c = int64_t(blockIdx.x) * kCols + col - shift;
     if (c < 0 || c >= int64_t(cols)) continue;
-    Work total = parts[0][col];
-    for (int part = 1; part < kParts; ++part) total = Combine(Op{}, total, parts[part][col]);
+    Work total = Widen<Work>(warp_part[0][col]);
+    for (int w = 1; w < kWarps; ++w) total = Combine(Op{}, total, Widen<Work>(warp_part[w][col]));
     out[uint64_t(blockIdx.y) * cols + uint64_t(c)] = static_cast<Out>(total);
   }
 }

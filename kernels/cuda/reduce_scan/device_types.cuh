@@ -148,6 +148,24 @@ __device__ __forceinline__ A ShflUp(A x, int delta) {
   }
 }
 template <typename A>
+__device__ __forceinline__ A ShflXor(A x, int mask) {
+  if constexpr (sizeof(A) == 8) {
+    long long b;
+    memcpy(&b, &x, 8);
+    b = __shfl_xor_sync(0xffffffffu, b, mask);
+    memcpy(&x, &b, 8);
+    return x;
+  } else if constexpr (sizeof(A) == 4) {
+    int b;
+    memcpy(&b, &x, 4);
+    b = __shfl_xor_sync(0xffffffffu, b, mask);
+    memcpy(&x, &b, 4);
+    return x;
+  } else {
+    return static_cast<A>(__shfl_xor_sync(0xffffffffu, static_cast<unsigned>(x), mask));
+  }
+}
+template <typename A>
 __device__ __forceinline__ A ShflIdx(A x, int lane) {
   if constexpr (sizeof(A) == 8) {
     long long b;

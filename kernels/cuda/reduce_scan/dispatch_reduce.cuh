@@ -32,6 +32,7 @@ struct ReducePlan {
   bool fin_vector = false, fin_wide = false;
   uint64_t fin_grid_x = 0;
   size_t workspace_bytes = 0;
+  bool dependent_launch = true;  // second kernels start early (PDL); off for comparison
 };
 
 inline uint64_t CeilDiv(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
@@ -116,7 +117,8 @@ ReducePlan MakeReducePlan(const ReduceArgs& a, int sms) {
   const uint64_t target = uint64_t(sms) * kColumnReduceBlocksPerSm;
   const uint64_t max_splits = std::min<uint64_t>(65535, std::max<uint64_t>(1, CeilDiv(a.rows, row_threads * unroll)));
   uint64_t splits = std::clamp<uint64_t>(CeilDiv(target, p.col_grid_x), 1, max_splits);
-  splits = std::max(splits, CeilDiv(a.rows, row_threads * kThreadCap));
+  // u8 sums combine a split's rows in uint32_t: at most 2^24 rows (x 255) per split.
+  splits = std::max(splits, CeilDiv(a.rows, uint64_t{1} << 24));
   p.rows_per_split = CeilDiv(a.rows, splits);
   p.col_splits = static_cast<uint32_t>(CeilDiv(a.rows, p.rows_per_split));
   if (p.col_splits > 1) {
@@ -144,12 +146,20 @@ absl::Status LaunchColumns(bool vector, bool wide, dim3 grid, const T* in, uint6
   };
   using Wide = ColumnReduceWideTuning;
   using Tall = ColumnReduceTallTuning;
-  if (wide) {
-    return vector ? launch(ColumnReduceKernel<T, Op, Wide, true, Out>, Wide::kThreads)
-                  : launch(ColumnReduceKernel<T, Op, Wide, false, Out>, Wide::kThreads);
+  if (dependent) {
+    if (wide) {
+      return vector ? launch(ColumnReduceKernel<T, Op, Wide, true, Out, true>, Wide::kThreads)
+                    : launch(ColumnReduceKernel<T, Op, Wide, false, Out, true>, Wide::kThreads);
+    }
+    return vector ? launch(ColumnReduceKernel<T, Op, Tall, true, Out, true>, Tall::kThreads)
+                  : launch(ColumnReduceKernel<T, Op, Tall, false, Out, true>, Tall::kThreads);
   }
-  return vector ? launch(ColumnReduceKernel<T, Op, Tall, true, Out>, Tall::kThreads)
-                : launch(ColumnReduceKernel<T, Op, Tall, false, Out>, Tall::kThreads);
+  if (wide) {
+    return vector ? launch(ColumnReduceKernel<T, Op, Wide, true, Out, false>, Wide::kThreads)
+                  : launch(ColumnReduceKernel<T, Op, Wide, false, Out, false>, Wide::kThreads);
+  }
+  return vector ? launch(ColumnReduceKernel<T, Op, Tall, true, Out, false>, Tall::kThreads)
+                : launch(ColumnReduceKernel<T, Op, Tall, false, Out, false>, Tall::kThreads);
 }
 
 template <typename T, typename Op, typename Tuning = ReduceTuning>
@@ -181,6 +191,10 @@ absl::Status LaunchReduce(const ReducePlan& p, const T* in, uint64_t rows, uint6
           in, p.seg_stride, p.seg_len, p.splits, p.per_split, o, partials);
       HISTD_RETURN_IF_ERROR(CheckLaunch("SegmentReduceKernel", stream));
       if (p.splits == 1) return absl::OkStatus();
+      if (!p.dependent_launch) {
+        FinalizeKernel<W, R, Op, 256><<<static_cast<unsigned>(p.segments), 256, 0, stream>>>(partials, p.splits, o);
+        return CheckLaunch("FinalizeKernel", stream);
+      }
       return LaunchDependent("FinalizeKernel", FinalizeKernel<W, R, Op, 256>,
                              dim3(static_cast<unsigned>(p.segments)), dim3(256), stream,
                              static_cast<const W*>(partials), p.splits, o);
@@ -194,7 +208,7 @@ absl::Status LaunchReduce(const ReducePlan& p, const T* in, uint64_t rows, uint6
                                                      p.rows_per_split, partials, stream)));
       const dim3 fgrid(static_cast<unsigned>(p.fin_grid_x), 1);
       return LaunchColumns<W, Op, R>(p.fin_vector, p.fin_wide, fgrid, partials, p.col_splits, cols,
-                                     p.col_splits, o, stream, /*dependent=*/true);
+                                     p.col_splits, o, stream, p.dependent_launch);
     }
   }
   return absl::InternalError("unknown reduce plan");

@@ -68,7 +68,8 @@ ScanPlan MakeScanPlan(const ScanArgs& a, int sms) {
   }
   p.chunks = CeilDiv(a.rows, p.chunk_rows);
   if (p.chunks > 1) {
-    p.workspace_bytes = 2 * p.chunks * a.cols * sizeof(A);  // chunk sums, then carries
+    // chunk sums, then carries, in the column reduce's work type (see LaunchScan)
+    p.workspace_bytes = 2 * p.chunks * a.cols * sizeof(typename Types<T, SumOp>::Work);
     p.col_vector = (a.cols * sizeof(T)) % 16 == 0;
     p.col_wide = p.chunk_rows < 64;
     const uint64_t vc = p.col_vector ? V : 1;
@@ -101,28 +102,25 @@ absl::Status LaunchScan(const ScanPlan& p, const T* in, S* out, uint64_t rows, u
       return CheckLaunch("WarpRowScanKernel", stream);
     }
     case ScanPlan::Kind::kColumns: {
+      // Column scans always add in the standard work type (the chunk sums come from the
+      // column reduce, whose partials are in it), whatever A the look-back path uses.
+      using W = typename Types<T, SumOp>::Work;
       const unsigned gx = static_cast<unsigned>(CeilDiv(cols, kColumnScanThreads));
       if (p.chunks == 1) {
-        ColumnScanKernel<T, A, S><<<dim3(gx, 1), kColumnScanThreads, 0, stream>>>(in, out, rows, cols, rows, nullptr, inclusive);
+        ColumnScanKernel<T, W, S><<<dim3(gx, 1), kColumnScanThreads, 0, stream>>>(in, out, rows, cols, rows, nullptr, inclusive);
         return CheckLaunch("ColumnScanKernel", stream);
       }
-      // Chunk sums come from the column reduce, whose partials are in its Work type.
-      if constexpr (!std::is_same_v<typename Types<T, SumOp>::Work, A>) {
-        return absl::InvalidArgumentError("column scan in three passes needs the standard work type");
-      } else {
-        A* sums = static_cast<A*>(workspace);
-        A* carries = sums + p.chunks * cols;
-        // Chunk sums, in the reduce's fixed order (its Work type is A).
-        HISTD_RETURN_IF_ERROR((LaunchColumns<T, SumOp, A>(p.col_vector, p.col_wide,
-                                                          dim3(static_cast<unsigned>(p.col_grid_x), static_cast<unsigned>(p.chunks)),
-                                                          in, rows, cols, p.chunk_rows, sums, stream)));
-        // Carries: exclusive scan of the chunk sums down each column.
-        ColumnScanKernel<A, A, A><<<dim3(gx, 1), kColumnScanThreads, 0, stream>>>(sums, carries, p.chunks, cols, p.chunks, nullptr, false);
-        HISTD_RETURN_IF_ERROR(CheckLaunch("ColumnScanKernel(carries)", stream));
-        ColumnScanKernel<T, A, S><<<dim3(gx, static_cast<unsigned>(p.chunks)), kColumnScanThreads, 0, stream>>>(
-            in, out, rows, cols, p.chunk_rows, carries, inclusive);
-        return CheckLaunch("ColumnScanKernel", stream);
-      }
+      W* sums = static_cast<W*>(workspace);
+      W* carries = sums + p.chunks * cols;
+      HISTD_RETURN_IF_ERROR((LaunchColumns<T, SumOp, W>(p.col_vector, p.col_wide,
+                                                        dim3(static_cast<unsigned>(p.col_grid_x), static_cast<unsigned>(p.chunks)),
+                                                        in, rows, cols, p.chunk_rows, sums, stream)));
+      // Carries: exclusive scan of the chunk sums down each column.
+      ColumnScanKernel<W, W, W><<<dim3(gx, 1), kColumnScanThreads, 0, stream>>>(sums, carries, p.chunks, cols, p.chunks, nullptr, false);
+      HISTD_RETURN_IF_ERROR(CheckLaunch("ColumnScanKernel(carries)", stream));
+      ColumnScanKernel<T, W, S><<<dim3(gx, static_cast<unsigned>(p.chunks)), kColumnScanThreads, 0, stream>>>(
+          in, out, rows, cols, p.chunk_rows, carries, inclusive);
+      return CheckLaunch("ColumnScanKernel", stream);
     }
   }
   return absl::InternalError("unknown scan plan");

@@ -27,7 +27,7 @@ auto ForDType(DType dtype, F&& f) {
 }
 
 template <typename T>
-using WorkOf = typename reduce_scan::Types<T, reduce_scan::SumOp>::Work;
+using WorkOf = typename reduce_scan::ScanWorkFor<T>::type;
 template <typename T>
 using ResultOf = typename reduce_scan::Types<T, reduce_scan::SumOp>::Result;
 template <typename T>

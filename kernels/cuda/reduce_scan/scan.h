@@ -3,9 +3,12 @@
 // (Dim::kCols: CDF along x). Output: same shape, SumType(dtype).
 //
 // Semantics are the engine's (kernels/engine.h), identical to the CPU engine's:
-//   - u8/u32/u64 -> u64, i32/i64 -> i64 (added in 64 bits, wrapping modulo 2^64), f32 -> f32
-//     (accumulated in double, each output rounded once), f64 -> f64. So an int32 scan cannot
-//     overflow: |prefix| <= n * 2^31 < 2^63 for any n < 2^32 elements (16 GiB of int32).
+//   - u8/u32/u64 -> u64, i32/i64 -> i64 (added in 64 bits, wrapping modulo 2^64), f32 -> f32,
+//     f64 -> f64. So an int32 scan cannot overflow: |prefix| <= n * 2^31 < 2^63 for any
+//     n < 2^32 elements (16 GiB of int32).
+//   - float32 flattened scans and scans along rows add in float32 (as CUB does; double work
+//     measured a quarter slower, see tuning.cuh); scans down columns add float32 in double.
+//     Error bound: |out[i] - exact| <= ~(64 + n / 32768) * eps * sum_{k<=i} |x[k]|.
 //   - Exclusive: out[0] = 0, out[i] = x[0] + ... + x[i-1] (per row / column for kCols / kRows).
 //   - Determinism: single-pass decoupled look-back whose inter-tile prefixes are combined in
 //     an order fixed by the tile index alone (see tile_prefix.cuh), over a fixed tiling; the

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 namespace histd::cuda::reduce_scan {
 
@@ -19,8 +20,9 @@ struct ReduceTuningT {
   static constexpr int kVectorsPerThread = kVectorsPerThread_;
   static constexpr int kBlocksPerSm = kBlocksPerSm_;
 };
-// H100: 256 x 4 x 4 (16 KiB per tile per block in flight).
-using ReduceTuning = ReduceTuningT<256, 4, 4>;
+// H100 (f32 sum, runs 2 and 3 of bench/reduce_scan.cu): 256 x 8 x 4 was the best of the
+// measured shapes at 2^20, 2^24 and 2^28 (0.92 / 0.98 / 1.00 x CUB), 256 x 4 x 4 within 1-4%.
+using ReduceTuning = ReduceTuningT<256, 8, 4>;
 
 // Rows shorter than this many 16-byte vectors are reduced one warp per row.
 constexpr uint64_t kWarpPerRowMaxVectors = 256;  // 4 KiB rows
@@ -57,8 +59,9 @@ struct ScanTuningT {
   static constexpr bool kReduceFirst = kReduceFirst_;
 };
 // Per input type: 16 bytes in per load; items per thread chosen so that a thread holds
-// 16..24 accumulators. H100 f32 -> f64 work: 128 x 24 (CUB's sm90 f32 shape).
-template <typename T> struct ScanTuningFor { using type = ScanTuningT<128, 24, 5, true>; };
+// 16..24 values. H100 f32: 128 x 24 (CUB's sm90 f32 shape), reduce first, 8 blocks per SM
+// (bench/results/reduce_scan.md, scan table).
+template <typename T> struct ScanTuningFor { using type = ScanTuningT<128, 24, 8, true>; };
 template <> struct ScanTuningFor<uint8_t> { using type = ScanTuningT<128, 16>; };
 template <> struct ScanTuningFor<int32_t> { using type = ScanTuningT<128, 16>; };
 template <> struct ScanTuningFor<uint32_t> { using type = ScanTuningT<128, 16>; };
@@ -66,13 +69,22 @@ template <> struct ScanTuningFor<int64_t> { using type = ScanTuningT<128, 16>; }
 template <> struct ScanTuningFor<uint64_t> { using type = ScanTuningT<128, 16>; };
 template <> struct ScanTuningFor<double> { using type = ScanTuningT<128, 16>; };
 
+// What the single-pass and warp-per-row scans add in: double for float64, uint64_t for
+// integers; float32 adds in float32, as CUB does (measured: the float64 work costs a
+// quarter of the bandwidth on H100, bench/results/reduce_scan.md). Column scans and every
+// reduce add float32 in double.
+template <typename T> struct ScanWorkFor {
+  using type = std::conditional_t<std::is_floating_point_v<T>, double, uint64_t>;
+};
+template <> struct ScanWorkFor<float> { using type = float; };
+
 // Rows (scan along each row) shorter than this many tiles are scanned one warp per row.
 constexpr uint64_t kScanWarpPerRowMaxTiles = 2;
 // Column scan: threads per block (one column each); rows per chunk when a tall array is
 // cut into chunks (three passes) so that enough threads run.
 constexpr int kColumnScanThreads = 256;
 constexpr int kColumnScanUnroll = 8;
-constexpr uint64_t kColumnScanMinChunkRows = 256;
+constexpr uint64_t kColumnScanMinChunkRows = 32;
 constexpr int kColumnScanThreadsPerSm = 1024;
 
 }  // namespace histd::cuda::reduce_scan

@@ -119,12 +119,13 @@ RefValue<T> ReduceRef(const T* x, uint64_t first, uint64_t stride, uint64_t coun
   return r;
 }
 
-// Tolerance of a float result computed in double (either input type) and rounded to T:
-// rounding of the output plus the double accumulation error, growing with n.
+// Tolerance of a float result added in a work type (epsilon work_eps) and rounded to T:
+// rounding of the output plus the accumulation error, growing with n.
+// work_eps: epsilon of the type the kernel adds in (double unless stated).
 template <typename T>
-long double FloatTolerance(long double exact, long double magnitude, uint64_t n) {
+long double FloatTolerance(long double exact, long double magnitude, uint64_t n,
+                           long double work_eps = std::numeric_limits<double>::epsilon()) {
   const long double out_eps = std::numeric_limits<T>::epsilon();
-  const long double work_eps = std::numeric_limits<double>::epsilon();
   return out_eps * std::fabs(exact) + (64.0L + static_cast<long double>(n) / 32768.0L) * work_eps * magnitude +
          std::numeric_limits<T>::denorm_min();
 }

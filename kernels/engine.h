@@ -162,5 +162,9 @@ absl::Status CheckReadSpec(const HistogramShape& shape, const ReadSpec& spec);
 absl::Status CheckArray(const ArrayRef& a);
 absl::Status CheckReduce(const ArrayRef& input, Engine::ReduceOp op, Dim collapse);
 absl::Status CheckMatmul(const MatmulArgs& args);
+// What Apply relies on to stay in bounds: each item names a histogram, lies inside the
+// staging buffer, is aligned for its sample kind, and (coordinates) has finite axes with
+// lo < hi. INVALID_ARGUMENT names the item ("ingest item 3: ...").
+absl::Status CheckIngestItems(const StagingBuffer& staging, const std::vector<IngestItem>& items);
 
 }  // namespace histd

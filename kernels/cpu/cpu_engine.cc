@@ -157,7 +157,7 @@ void CpuEngine::Apply(const StagingBuffer& staging, std::vector<IngestItem> item
     ++stats_.in_flight;
   }
   std::vector<const CpuHistogram*> histograms;
-  if (absl::Status s = CheckIngestItems(staging, items, &histograms); !s.ok()) {
+  if (absl::Status s = CheckCpuIngestItems(staging, items, &histograms); !s.ok()) {
     {
       absl::MutexLock lock(&stats_mu_);
       --stats_.in_flight;

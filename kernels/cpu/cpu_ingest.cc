@@ -26,17 +26,6 @@ inline void SaturatingIncrement(uint8_t* bin, uint8_t cap) {
   }
 }
 
-absl::Status CheckAxis(size_t item, char name, const AxisRange& axis) {
-  const float width = axis.hi - axis.lo;
-  if (!std::isfinite(axis.lo) || !std::isfinite(axis.hi) || !(axis.lo < axis.hi) ||
-      !std::isfinite(width)) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "ingest item %u: coordinates need a finite %c axis with lo < hi, got [%g, %g)", item,
-        name, axis.lo, axis.hi));
-  }
-  return absl::OkStatus();
-}
-
 struct Task {
   size_t item;
   uint64_t begin, end;  // samples of the item
@@ -82,40 +71,16 @@ void IngestCoords(const float* xy, uint64_t n, const IngestItem& item, uint8_t* 
 
 }  // namespace
 
-absl::Status CheckIngestItems(const StagingBuffer& staging, const std::vector<IngestItem>& items,
-                              std::vector<const CpuHistogram*>* histograms) {
+absl::Status CheckCpuIngestItems(const StagingBuffer& staging,
+                                 const std::vector<IngestItem>& items,
+                                 std::vector<const CpuHistogram*>* histograms) {
+  if (absl::Status s = CheckIngestItems(staging, items); !s.ok()) return s;
   histograms->assign(items.size(), nullptr);
   for (size_t i = 0; i < items.size(); ++i) {
-    const IngestItem& item = items[i];
-    if (item.histogram == nullptr) {
-      return absl::InvalidArgumentError(absl::StrFormat("ingest item %u: no histogram", i));
-    }
-    const CpuHistogram* h = CpuHistogram::From(item.histogram);
+    const CpuHistogram* h = CpuHistogram::From(items[i].histogram);
     if (h == nullptr) {
       return absl::InvalidArgumentError(absl::StrFormat(
           "ingest item %u: the histogram was not created by the cpu engine", i));
-    }
-    if (item.kind != SampleKind::kBinIndex && item.kind != SampleKind::kCoordXY) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "ingest item %u: unknown sample kind %d", i, static_cast<int>(item.kind)));
-    }
-    const size_t sample_bytes = SampleBytes(item.kind);
-    size_t bytes = 0, end = 0;
-    if (__builtin_mul_overflow(item.count, sample_bytes, &bytes) ||
-        __builtin_add_overflow(item.byte_offset, bytes, &end) || end > staging.capacity()) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "ingest item %u: %u samples of %u bytes at offset %u exceed the staging buffer's "
-          "%u bytes",
-          i, item.count, sample_bytes, item.byte_offset, staging.capacity()));
-    }
-    if (item.byte_offset % sample_bytes != 0) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "ingest item %u: offset %u is not a multiple of the sample size %u", i,
-          item.byte_offset, sample_bytes));
-    }
-    if (item.kind == SampleKind::kCoordXY) {
-      if (absl::Status s = CheckAxis(i, 'x', item.x); !s.ok()) return s;
-      if (absl::Status s = CheckAxis(i, 'y', item.y); !s.ok()) return s;
     }
     (*histograms)[i] = h;
   }

@@ -18,11 +18,11 @@
 
 namespace histd {
 
-// Checks what the engine relies on to stay in bounds: each item names a CPU histogram, lies
-// inside the staging buffer, is aligned for its sample kind, and (coordinates) has finite
-// axes with lo < hi. Fills histograms[i] for items[i]. INVALID_ARGUMENT names the item.
-absl::Status CheckIngestItems(const StagingBuffer& staging, const std::vector<IngestItem>& items,
-                              std::vector<const CpuHistogram*>* histograms);
+// CheckIngestItems (kernels/engine.h), plus: each item names a CPU histogram. Fills
+// histograms[i] for items[i]. INVALID_ARGUMENT names the item.
+absl::Status CheckCpuIngestItems(const StagingBuffer& staging,
+                                 const std::vector<IngestItem>& items,
+                                 std::vector<const CpuHistogram*>* histograms);
 
 // Folds the checked items into their histograms, spread over the pool. The caller holds
 // every histogram's lock at least shared. Returns one result per item. A bin index >= bins

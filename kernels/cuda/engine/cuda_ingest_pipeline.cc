@@ -104,6 +104,7 @@ void CudaIngestPipeline::Submit(const StagingBuffer& staging, std::vector<Ingest
 absl::Status CudaIngestPipeline::Enqueue(Slot& slot, cudaStream_t stream,
                                          const StagingBuffer& staging,
                                          const std::vector<IngestItem>& items) {
+  HISTD_RETURN_IF_ERROR(CheckIngestItems(staging, items));
   HISTD_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));
   size_t used_bytes = 0;
   uint64_t samples = 0;
@@ -182,10 +183,10 @@ void CudaIngestPipeline::CompletionLoop() {
     Slot& slot = *slots_[index];
     absl::Status status = slot.status;
     if (status.ok()) status = ToStatus(cudaEventSynchronize(slot.finished), "histogram batch");
-    std::vector<IngestItemResult> results;
+    // One result per item, zeros when the batch failed (nothing of it counts as applied).
+    std::vector<IngestItemResult> results(slot.item_count);
     float copy_ms = 0, kernel_ms = 0;
     if (status.ok()) {
-      results.resize(slot.item_count);
       const HistogramOutflow* outflow = slot.outflow_host.as<HistogramOutflow>();
       for (size_t i = 0; i < slot.item_count; ++i) {
         results[i].binned = outflow[i].binned;

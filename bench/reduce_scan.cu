@@ -166,10 +166,10 @@ int main() {
     void* cw = cub_ws.Get(cub_bytes);
     red.push_back({"CUB DeviceReduce::Sum", n, TimeUs([&](cudaStream_t st) {
                      BENCH_CUDA(cub::DeviceReduce::Sum(cw, cub_bytes, fin, fout, static_cast<int>(n), st)); }, it, s)});
-    red.push_back({"DeviceReduce (256 thr x 8 vec, 4 blk/SM)", n,
+    red.push_back({"DeviceReduce (256 thr x 4 vec, 4 blk/SM)", n,
                    TimeUs(ViaApi<hc::DeviceReduce>(hc::ReduceArgs{fin, DType::kF32, 1, n, Engine::ReduceOp::kSum, Dim::kAll, fout}, ws), it, s)});
     red.push_back({"  same, finalize without PDL", n, TimeUs(OurReduceF32<rs::ReduceTuning>(fin, n, fout, ws, sms, false), it, s)});
-    red.push_back({"  tuning 256 x 4 vec, 4 blk/SM", n, TimeUs(OurReduceF32<rs::ReduceTuningT<256, 4, 4>>(fin, n, fout, ws, sms), it, s)});
+    red.push_back({"  tuning 256 x 8 vec, 4 blk/SM", n, TimeUs(OurReduceF32<rs::ReduceTuningT<256, 8, 4>>(fin, n, fout, ws, sms), it, s)});
     red.push_back({"  tuning 256 x 4 vec, 8 blk/SM", n, TimeUs(OurReduceF32<rs::ReduceTuningT<256, 4, 8>>(fin, n, fout, ws, sms), it, s)});
     red.push_back({"  tuning 512 x 4 vec, 2 blk/SM", n, TimeUs(OurReduceF32<rs::ReduceTuningT<512, 4, 2>>(fin, n, fout, ws, sms), it, s)});
     red.push_back({"seed 004 row partition (r <= 1000)", n,

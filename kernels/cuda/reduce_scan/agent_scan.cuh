@@ -228,8 +228,9 @@ __global__ void __launch_bounds__(Tuning::kThreads, Tuning::kMinBlocks)
                        unsigned long long* words, bool inclusive) {
   using Tile = TileScan<T, A, Tuning>;
   __shared__ typename Tile::Shared sh;
-  // Tiles in the order blocks start (see tile_prefix.cuh, "Progress"). Measured on H100:
-  // taking blockIdx.x instead (no atomic) was 2-3x slower at 2^24..2^28 elements.
+  // Tiles in the order blocks start (see tile_prefix.cuh, "Progress"). An H100 run with
+  // blockIdx.x instead (no atomic), together with another look-back protocol, was 2-3x
+  // slower at 2^24..2^28 elements; the ticket stays until the two are measured apart.
   if (threadIdx.x == 0) sh.ticket = atomicAdd(ticket, 1ull);
   __syncthreads();
   const uint64_t id = sh.ticket;

@@ -20,9 +20,10 @@ struct ReduceTuningT {
   static constexpr int kVectorsPerThread = kVectorsPerThread_;
   static constexpr int kBlocksPerSm = kBlocksPerSm_;
 };
-// H100 (f32 sum, runs 2 and 3 of bench/reduce_scan.cu): 256 x 8 x 4 was the best of the
-// measured shapes at 2^20, 2^24 and 2^28 (0.92 / 0.98 / 1.00 x CUB), 256 x 4 x 4 within 1-4%.
-using ReduceTuning = ReduceTuningT<256, 8, 4>;
+// H100, f32 sum (bench/results/reduce_scan.md): 256 x 4 x 4 reaches 0.99-1.00 x CUB at 2^28
+// (3.04-3.06 TB/s) and 0.89 x at 2^20. 256 x 8 x 4 measured 0.3-3% faster in the same runs
+// but was not yet run through the GPU tests, so it is not the default.
+using ReduceTuning = ReduceTuningT<256, 4, 4>;
 
 // Rows shorter than this many 16-byte vectors are reduced one warp per row.
 constexpr uint64_t kWarpPerRowMaxVectors = 256;  // 4 KiB rows
@@ -59,8 +60,8 @@ struct ScanTuningT {
   static constexpr bool kReduceFirst = kReduceFirst_;
 };
 // Per input type: 16 bytes in per load; items per thread chosen so that a thread holds
-// 16..24 values. H100 f32: 128 x 24 (CUB's sm90 f32 shape), reduce first, 8 blocks per SM
-// (bench/results/reduce_scan.md, scan table).
+// 16..24 values. H100 f32: 128 x 24 (CUB's sm90 f32 shape), reduce first, 8 blocks per SM:
+// the fastest of nine measured shapes (bench/results/reduce_scan.md, run 2: 0.81 x CUB).
 template <typename T> struct ScanTuningFor { using type = ScanTuningT<128, 24, 8, true>; };
 template <> struct ScanTuningFor<uint8_t> { using type = ScanTuningT<128, 16>; };
 template <> struct ScanTuningFor<int32_t> { using type = ScanTuningT<128, 16>; };

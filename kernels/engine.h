@@ -137,6 +137,9 @@ class Engine {
                      ApplyDone done) = 0;
 
   // ---- compute (see array.h for the result types) ----
+  // Float sums: reductions accumulate in double on every engine. Scans of float32 may
+  // accumulate in float32 (the CUDA engine does along rows and flattened, as CUB does); each
+  // prefix is then within about (log2(n) + n / 1024 + 16) * 2^-24 * sum |x| of the exact value.
   // Sum, min or max; MIN/MAX propagate NaN, and over an empty extent fail with
   // INVALID_ARGUMENT; SUM over an empty extent is 0.
   enum class ReduceOp : uint8_t { kSum, kMin, kMax };
@@ -162,6 +165,8 @@ absl::Status CheckReadSpec(const HistogramShape& shape, const ReadSpec& spec);
 absl::Status CheckArray(const ArrayRef& a);
 absl::Status CheckReduce(const ArrayRef& input, Engine::ReduceOp op, Dim collapse);
 absl::Status CheckMatmul(const MatmulArgs& args);
+// Merge needs equal rows and cols (caps may differ).
+absl::Status CheckMerge(const HistogramShape& source, const HistogramShape& target);
 // What Apply relies on to stay in bounds: each item names a histogram, lies inside the
 // staging buffer, is aligned for its sample kind, and (coordinates) has finite axes with
 // lo < hi. INVALID_ARGUMENT names the item ("ingest item 3: ...").

@@ -246,4 +246,13 @@ absl::Status CheckIngestItems(const StagingBuffer& staging, const std::vector<In
   return absl::OkStatus();
 }
 
+absl::Status CheckMerge(const HistogramShape& source, const HistogramShape& target) {
+  if (source.rows != target.rows || source.cols != target.cols) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("merge needs equal shapes: source is %u x %u, target is %u x %u",
+                        source.rows, source.cols, target.rows, target.cols));
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace histd

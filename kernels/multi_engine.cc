@@ -104,12 +104,7 @@ class MultiEngine final : public Engine {
     if (s.member() == t.member()) return members_[t.member()]->Merge(s.inner(), t.inner());
     // Across devices: bring the source's bins through the host into a temporary histogram
     // on the target's member, then merge there.
-    const HistogramShape& shape = s.shape();
-    if (shape.rows != t.shape().rows || shape.cols != t.shape().cols) {
-      return absl::InvalidArgumentError(absl::StrCat("merge: source is ", shape.rows, "x",
-                                                     shape.cols, " but target is ",
-                                                     t.shape().rows, "x", t.shape().cols));
-    }
+    if (absl::Status st = CheckMerge(s.shape(), t.shape()); !st.ok()) return st;
     return MergeAcross(s, t);
   }
   absl::StatusOr<HistogramSummary> Summarize(const HistogramStorage& h) override {

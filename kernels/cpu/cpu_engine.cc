@@ -102,13 +102,8 @@ absl::Status CpuEngine::Merge(const HistogramStorage& source, HistogramStorage& 
   if (!s.ok()) return s.status();
   absl::StatusOr<const CpuHistogram*> t = AsCpu(&target, "merge target");
   if (!t.ok()) return t.status();
-  const HistogramShape& ss = source.shape();
   const HistogramShape& ts = target.shape();
-  if (ss.rows != ts.rows || ss.cols != ts.cols) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("merge needs equal shapes: source is %u x %u, target is %u x %u",
-                        ss.rows, ss.cols, ts.rows, ts.cols));
-  }
+  if (absl::Status st = CheckMerge(source.shape(), ts); !st.ok()) return st;
   HistogramLocks locks({*s, *t}, Mode::kExclusive);  // one lock when source == target
   CpuMerge((*s)->bins(), (*t)->bins(), ts.bins(), ts.cap, pool_);
   return absl::OkStatus();

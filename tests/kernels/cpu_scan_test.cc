@@ -42,7 +42,7 @@ class ScanTest : public testing::EngineTest {
       if constexpr (std::is_floating_point_v<T>) {
         const long double g = FloatAt(*got, i), w = want.value[i];
         if (std::isfinite(w)) {
-          const long double tol = testing::SumTolerance(got->dtype, w, want.abs_sum[i]);
+          const long double tol = testing::SumTolerance(got->dtype, w, want.abs_sum[i], n);
           if (!(std::fabs(g - w) <= tol)) {
             FAIL() << "element " << i << ": " << g << " vs " << w << " (tolerance " << tol << ")";
           }

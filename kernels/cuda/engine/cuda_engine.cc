@@ -66,12 +66,8 @@ class CudaEngine final : public Engine {
   }
 
   absl::Status Merge(const HistogramStorage& source, HistogramStorage& target) override {
-    const HistogramShape& s = source.shape();
     const HistogramShape& t = target.shape();
-    if (s.rows != t.rows || s.cols != t.cols) {
-      return absl::InvalidArgumentError(absl::StrCat("merge: source is ", s.rows, "x", s.cols,
-                                                     " but target is ", t.rows, "x", t.cols));
-    }
+    HISTD_RETURN_IF_ERROR(CheckMerge(source.shape(), t));
     HISTD_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));
     HISTD_RETURN_IF_ERROR(pipeline_->OrderAfterSubmitted(Stream()));
     HISTD_RETURN_IF_ERROR(cuda::LaunchMergeSaturating(DeviceBins(source), DeviceBins(target),

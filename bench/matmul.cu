@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_cublas.cuh"
 #include "bench/bench_util.cuh"
 #include "kernels/cuda/matmul/matmul.h"
 
@@ -26,14 +27,6 @@ using histd::cuda::MatmulArgs;
 using histd::cuda::MatmulChoice;
 using histd::cuda::MatmulPath;
 
-#define BENCH_CUBLAS(expr)                                                                      \
-  do {                                                                                          \
-    cublasStatus_t cublas_status_ = (expr);                                                                 \
-    if (cublas_status_ != CUBLAS_STATUS_SUCCESS) {                                                        \
-      std::fprintf(stderr, "%s:%d %s: cublas status %d\n", __FILE__, __LINE__, #expr, int(cublas_status_)); \
-      std::exit(2);                                                                             \
-    }                                                                                           \
-  } while (0)
 
 __global__ void FillUniform(float* p, size_t n, uint32_t seed) {
   for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < n; i += size_t{gridDim.x} * blockDim.x) {

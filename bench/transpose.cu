@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_cublas.cuh"
 #include "bench/bench_util.cuh"
 #include "kernels/cuda/transpose/transpose.h"
 
@@ -24,14 +25,6 @@ using histd::cuda::SeedTranspose;
 using histd::cuda::TransposeArgs;
 using histd::cuda::TransposePath;
 
-#define BENCH_CUBLAS(expr)                                                      \
-  do {                                                                          \
-    cublasStatus_t cublas_status_ = (expr);                                                 \
-    if (cublas_status_ != CUBLAS_STATUS_SUCCESS) {                                        \
-      std::fprintf(stderr, "%s:%d %s: cublas status %d\n", __FILE__, __LINE__, #expr, int(cublas_status_)); \
-      std::exit(2);                                                             \
-    }                                                                           \
-  } while (0)
 
 __global__ void FillKernel(uint32_t* p, size_t words, uint32_t seed) {
   for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < words; i += size_t{gridDim.x} * blockDim.x) {

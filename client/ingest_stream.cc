@@ -111,9 +111,15 @@ absl::Status IngestStream::WriteBatch(SampleBatch&& batch) {
   {
     absl::MutexLock lock(&mu_);
     auto window_open_or_done = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-      return reader_done_ || in_flight_.size() < options_.max_in_flight_messages;
+      return reader_done_ || server_shutting_down_ ||
+             in_flight_.size() < options_.max_in_flight_messages;
     };
     mu_.Await(absl::Condition(&window_open_or_done));
+    if (server_shutting_down_) {
+      write_failed_ = true;
+      return absl::UnavailableError(
+          "histd is shutting down; the stream is half-closed, Finish() returns its status");
+    }
     if (reader_done_) {
       write_failed_ = true;
       return absl::UnavailableError("ingest stream ended; Finish() returns its status");
@@ -130,7 +136,12 @@ absl::Status IngestStream::WriteBatch(SampleBatch&& batch) {
   request.set_type(batch.type);
   const uint64_t bytes = batch.payload.size();
   request.set_samples(std::move(batch.payload));
-  if (!stream_->Write(request)) {
+  bool written;
+  {
+    absl::MutexLock lock(&stream_write_mu_);
+    written = !half_closed_ && stream_->Write(request);
+  }
+  if (!written) {
     // The stream is closed: this message never left, so it is not counted as sent.
     write_failed_ = true;
     absl::MutexLock lock(&mu_);
@@ -173,9 +184,27 @@ void IngestStream::ProtocolError(const std::string& message) {
   context_.TryCancel();
 }
 
+bool IngestStream::HalfClose() {
+  // A producer inside stream_->Write finishes it first (the server keeps reading until the
+  // half-close), so this never waits on the reader thread.
+  absl::MutexLock lock(&stream_write_mu_);
+  if (half_closed_) return false;
+  half_closed_ = true;
+  stream_->WritesDone();  // harmless on a broken stream
+  return true;
+}
+
 void IngestStream::ReaderLoop() {
   histd::v1::IngestResponse response;
   while (stream_->Read(&response)) {
+    if (response.server_shutting_down()) {
+      {
+        absl::MutexLock lock(&mu_);
+        server_shutting_down_ = true;  // wakes a producer waiting for the window
+      }
+      HalfClose();
+      continue;
+    }
     IngestAck ack;
     std::string violation;
     {
@@ -229,7 +258,7 @@ IngestSummary IngestStream::Finish() {
   }
   absl::Status flushed = FlushLocked();
   finished_ = true;
-  stream_->WritesDone();  // harmless on a broken stream
+  HalfClose();
   reader_.join();
   const grpc::Status final_status = stream_->Finish();
   absl::MutexLock state_lock(&mu_);

@@ -13,6 +13,10 @@
 //    reported, and the caller decides.
 //  - Bounded memory: at most max_in_flight_messages written but unacknowledged messages;
 //    Send()/Flush() block while the window is full. Plus one partial message per key.
+//  - Server shutdown: on the server's shutdown notice (see histd.v1.IngestResponse) the
+//    stream half-closes itself as soon as no Send is writing; from then on Send/Flush return
+//    UNAVAILABLE, messages that crossed the notice are acknowledged UNAVAILABLE, and every
+//    ack is read before the connection closes. Samples still batched are not sent.
 //  - Finish() flushes, half-closes, waits for every ack (or the end of the stream) and
 //    returns the stream's final status, the counters and the rejected messages.
 //    Messages left without an ack when the stream ended are counted as unacknowledged:
@@ -136,6 +140,8 @@ class IngestStream {
   absl::Status FlushLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
   absl::Status UsableLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
   void ReaderLoop();
+  // Half-closes the call once (WritesDone); false if it was already half-closed.
+  bool HalfClose() ABSL_LOCKS_EXCLUDED(stream_write_mu_);
   // Records a protocol violation by the server and cancels the call.
   void ProtocolError(const std::string& message) ABSL_LOCKS_EXCLUDED(mu_);
 
@@ -152,6 +158,11 @@ class IngestStream {
   bool write_failed_ ABSL_GUARDED_BY(write_mu_) = false;
   bool finished_ ABSL_GUARDED_BY(write_mu_) = false;
 
+  // Serializes stream_->Write and WritesDone between a producer and the reader thread, which
+  // half-closes on the server's shutdown notice. Taken after write_mu_, never with mu_.
+  absl::Mutex stream_write_mu_ ABSL_ACQUIRED_AFTER(write_mu_);
+  bool half_closed_ ABSL_GUARDED_BY(stream_write_mu_) = false;
+
   // Shared with the reader thread.
   mutable absl::Mutex mu_;
   std::deque<InFlight> in_flight_ ABSL_GUARDED_BY(mu_);
@@ -159,6 +170,7 @@ class IngestStream {
   std::vector<IngestAck> rejected_ ABSL_GUARDED_BY(mu_);
   uint64_t rejected_not_retained_ ABSL_GUARDED_BY(mu_) = 0;
   bool reader_done_ ABSL_GUARDED_BY(mu_) = false;
+  bool server_shutting_down_ ABSL_GUARDED_BY(mu_) = false;  // the notice arrived
   absl::Status protocol_error_ ABSL_GUARDED_BY(mu_);
 };
 

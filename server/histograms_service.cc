@@ -142,6 +142,7 @@ grpc::ServerUnaryReactor* HistogramsService::GetServerStats(
   response->set_staging_buffers(ingest.staging_buffers);
   response->set_staging_buffers_in_flight(ingest.staging_buffers_in_flight);
   response->set_queued_messages(ingest.queued_messages);
+  response->set_unacknowledged_messages(ingest.unacknowledged_messages);
   const EngineStats engine = ctx_.engine->stats();
   response->set_copy_seconds(engine.copy_seconds);
   response->set_kernel_seconds(engine.kernel_seconds);

@@ -89,7 +89,10 @@ void IngestPipeline::Submit(Message message, StagedCallback on_staged, AckCallba
   {
     absl::MutexLock lock(&mu_);
     stopping = stopping_;
-    if (!stopping) ++active_submits_;
+    if (!stopping) {
+      ++active_submits_;
+      ++unacknowledged_;
+    }
   }
   if (stopping) {
     m->on_ack(absl::UnavailableError("histd is shutting down; message not applied"), m->count);
@@ -113,7 +116,7 @@ void IngestPipeline::Submit(Message message, StagedCallback on_staged, AckCallba
       absl::MutexLock lock(&mu_);
       stats_.messages += 1;
     }
-    m->on_ack(absl::OkStatus(), 0);
+    Acknowledge(m, absl::OkStatus());
   } else {
     staged = StageOrPark(m, /*resume=*/false);
   }
@@ -127,6 +130,15 @@ void IngestPipeline::Submit(Message message, StagedCallback on_staged, AckCallba
 
 void IngestPipeline::Reject(const std::shared_ptr<PendingMessage>& m, absl::Status status) {
   m->message.histogram->RecordRejected(m->count);
+  Acknowledge(m, std::move(status));
+}
+
+void IngestPipeline::Acknowledge(const std::shared_ptr<PendingMessage>& m,
+                                 absl::Status status) {
+  {
+    absl::MutexLock lock(&mu_);
+    --unacknowledged_;
+  }
   m->on_ack(std::move(status), m->count);
 }
 
@@ -342,7 +354,7 @@ void IngestPipeline::Complete(const std::shared_ptr<PendingMessage>& m) {
   } else {
     entry.RecordRejected(m->count);
   }
-  m->on_ack(m->status, m->count);
+  Acknowledge(m, m->status);
 }
 
 void IngestPipeline::BeginDrain() {
@@ -366,6 +378,7 @@ IngestStats IngestPipeline::stats() const {
   IngestStats s = stats_;
   s.staging_buffers_in_flight = in_flight_;
   s.queued_messages = waiting_.size();
+  s.unacknowledged_messages = unacknowledged_;
   return s;
 }
 

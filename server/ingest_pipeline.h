@@ -45,6 +45,7 @@ struct IngestStats {
   uint64_t staging_buffers = 0;
   uint64_t staging_buffers_in_flight = 0;
   uint64_t queued_messages = 0;  // parked, waiting for a free staging buffer
+  uint64_t unacknowledged_messages = 0;  // submitted and not yet acknowledged (any outcome)
   double apply_seconds = 0;      // Apply call to done, summed over batches
 };
 
@@ -93,6 +94,8 @@ class IngestPipeline {
   void OnApplied(Slot* slot, absl::Time started, absl::Status status,
                  std::vector<IngestItemResult> results);
   void Complete(const std::shared_ptr<PendingMessage>& m);
+  // Every accepted Submit ends here exactly once: counts it as acknowledged, then calls on_ack.
+  void Acknowledge(const std::shared_ptr<PendingMessage>& m, absl::Status status);
 
   Engine& engine_;
   const Options::Pipeline options_;
@@ -106,6 +109,7 @@ class IngestPipeline {
   std::deque<std::shared_ptr<PendingMessage>> waiting_ ABSL_GUARDED_BY(mu_);
   int in_flight_ ABSL_GUARDED_BY(mu_) = 0;
   int active_submits_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t unacknowledged_ ABSL_GUARDED_BY(mu_) = 0;
   bool draining_ ABSL_GUARDED_BY(mu_) = false;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   IngestStats stats_ ABSL_GUARDED_BY(mu_);

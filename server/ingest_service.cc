@@ -41,15 +41,29 @@ class IngestStreamReactor final
     Perform(actions);
   }
 
-  // Shutdown: no further reads; finish once every received message is acknowledged.
-  // Returns a continuation the caller runs after releasing the service lock (Finish may
-  // run OnDone, which takes that lock). Until then the reactor cannot be deleted: the
-  // continuation holds the only pending Finish or Write, and no read is started any more.
+  // Shutdown: queues the shutdown notice (see IngestResponse) after the acks of every
+  // message received so far; later messages are acknowledged UNAVAILABLE, not applied; the
+  // stream finishes once the client half-closes and every ack is written (or gRPC cancels
+  // it at the end of the grace). Returns a continuation the caller runs after releasing the
+  // service lock (Finish may run OnDone, which takes that lock). Until then the reactor
+  // cannot be deleted: a write or finish held by the continuation keeps Finish from
+  // running elsewhere (writing_ / finished_ are set under mu_).
   std::function<void()> BeginStop() {
     Actions actions;
     {
       absl::MutexLock lock(&mu_);
       stopping_ = true;
+      if (!reads_done_ && !finished_) {
+        auto notice = std::make_shared<PendingAck>();
+        notice->response.set_server_shutting_down(true);
+        notice->response.set_code(grpc::StatusCode::UNAVAILABLE);
+        notice->response.set_message(
+            "histd is shutting down: every message received before this notice is "
+            "acknowledged above; half-close the stream");
+        notice->done = true;
+        notice->notice = true;
+        pending_.push_back(std::move(notice));
+      }
       actions = NextActionsLocked();
     }
     if (actions.write == nullptr && !actions.finish) return nullptr;
@@ -70,13 +84,20 @@ class IngestStreamReactor final
     }
     auto ack = std::make_shared<PendingAck>();
     ack->response.set_sequence(request_.sequence());
+    bool after_notice;
     {
       absl::MutexLock lock(&mu_);
       read_outstanding_ = false;
-      if (finished_) return;  // finished by shutdown while this read was pending
+      if (finished_) return;  // cancelled while this read was pending
       pending_.push_back(ack);
-      staging_ = true;
       ++received_;
+      after_notice = stopping_;
+      staging_ = !after_notice;
+    }
+    if (after_notice) {
+      request_.Clear();
+      OnAck(ack, absl::UnavailableError("histd is shutting down; message not applied"), 0);
+      return;
     }
     // Take what we need out of request_: the next StartRead may reuse it at once.
     const std::string name = request_.histogram();
@@ -115,9 +136,13 @@ class IngestStreamReactor final
     {
       absl::MutexLock lock(&mu_);  // no callback is left; the lock satisfies the annotations
       LogInfo("ingest stream %d from %s closed: %d messages received, %d applied (%d samples), "
-              "%d rejected%s%s",
+              "%d rejected%s%s%s",
               id_, peer_, received_, applied_, samples_applied_, rejected_,
-              rejected_ > 0 ? "; first rejection: " : "", first_rejection_);
+              rejected_ > 0 ? "; first rejection: " : "", first_rejection_,
+              acks_dropped_ > 0
+                  ? absl::StrFormat("; %d acknowledgements not delivered (write failed)",
+                                    acks_dropped_)
+                  : std::string());
     }
     delete this;
   }
@@ -126,6 +151,7 @@ class IngestStreamReactor final
   struct PendingAck {
     v1::IngestResponse response;
     bool done = false;
+    bool notice = false;  // the shutdown notice, not an acknowledgement
   };
   struct Actions {
     bool read = false;
@@ -173,22 +199,25 @@ class IngestStreamReactor final
     while (!writing_ && !pending_.empty() && pending_.front()->done) {
       std::shared_ptr<PendingAck> ack = std::move(pending_.front());
       pending_.pop_front();
-      if (write_failed_) continue;
+      if (write_failed_) {
+        if (!ack->notice) ++acks_dropped_;
+        continue;
+      }
       response_ = std::move(ack->response);
       writing_ = true;
       a.write = &response_;
     }
-    if (!stopping_ && !reads_done_ && !staging_ && !read_outstanding_) {
+    if (!reads_done_ && !staging_ && !read_outstanding_) {
       read_outstanding_ = true;
       a.read = true;
     }
     const bool idle = !staging_ && !writing_ && pending_.empty();
-    if (idle && (reads_done_ || stopping_)) {
+    if (idle && reads_done_) {
       finished_ = true;
-      a.finish = reads_done_ ? grpc::Status::OK
-                             : grpc::Status(grpc::StatusCode::UNAVAILABLE,
-                                            "histd is shutting down; every message received on "
-                                            "this stream was acknowledged");
+      a.finish = !stopping_ ? grpc::Status::OK
+                            : grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                                           "histd is shutting down; every message received on "
+                                           "this stream was acknowledged");
     }
     return a;
   }
@@ -220,6 +249,7 @@ class IngestStreamReactor final
   uint64_t applied_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t samples_applied_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t rejected_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t acks_dropped_ ABSL_GUARDED_BY(mu_) = 0;  // after a failed write (client gone)
   std::string first_rejection_ ABSL_GUARDED_BY(mu_);
 };
 

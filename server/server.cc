@@ -158,4 +158,6 @@ void HistdServer::Shutdown(absl::Duration grace) {
 
 void HistdServer::Wait() { shutdown_done_.WaitForNotification(); }
 
+IngestStats HistdServer::ingest_stats() const { return pipeline_->stats(); }
+
 }  // namespace histd::server

@@ -4,12 +4,14 @@
 //                                binds options.address (port 0: a free port), serves health
 //                                (grpc.health.v1, SERVING) and reflection.
 //   address()                    the bound host:port.
-//   Shutdown(grace)              health NOT_SERVING; ingest streams refuse new work and
-//                                finish once every received message is applied and
-//                                acknowledged; the gRPC server stops accepting and gives open
-//                                RPCs `grace` before cancelling them; the pipeline applies
-//                                everything still staged; then the engine goes.
+//   Shutdown(grace)              health NOT_SERVING; every ingest stream gets the shutdown
+//                                notice after the acks of what it sent before (applied), and
+//                                ends when its producer half-closes; later messages are
+//                                acknowledged UNAVAILABLE. The gRPC server stops accepting and
+//                                gives open RPCs `grace` before cancelling them; the pipeline
+//                                applies everything still staged; then the engine goes.
 //   Wait()                       blocks until a Shutdown has completed.
+//   ingest_stats()               the pipeline's counters (also after Shutdown).
 // Thread safety: Shutdown and Wait may be called from any thread, Shutdown more than once
 // (later calls wait for the first). The destructor shuts down with zero grace if needed.
 #pragma once
@@ -22,6 +24,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
+#include "server/ingest_pipeline.h"
 #include "server/options.h"
 
 namespace grpc {
@@ -56,6 +59,7 @@ class HistdServer {
 
   void Shutdown(absl::Duration grace);
   void Wait();
+  IngestStats ingest_stats() const;
 
  private:
   explicit HistdServer(Options options);

@@ -124,7 +124,7 @@ TEST(MultiEngineTest, RoutesComputeToTheOwningMember) {
   for (int i = 0; i < 5; ++i)
     for (int j = 0; j < 4; ++j) {
       double acc = 0;
-      for (int k = 0; k < 6; ++k) acc += double{va[i * 6 + k]} * vb[k * 4 + j];
+      for (int k = 0; k < 6; ++k) acc += static_cast<double>(va[i * 6 + k]) * vb[k * 4 + j];
       EXPECT_EQ(product->data<float>()[i * 4 + j], static_cast<float>(acc)) << i << "," << j;
     }
 }

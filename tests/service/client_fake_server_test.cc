@@ -22,13 +22,23 @@ namespace {
 
 // Acknowledges each request in order. A message for histogram "bad" is rejected with
 // INVALID_ARGUMENT; the stream fails with RESOURCE_EXHAUSTED after fail_after messages
-// (when set); acks wait while `hold` is set; wrong_sequence corrupts the third ack.
+// (when set); acks wait while `hold` is set; wrong_sequence corrupts the third ack. With
+// notice_after set, it sends the shutdown notice after that many acks, acknowledges later
+// messages UNAVAILABLE and ends the stream UNAVAILABLE once the client half-closes.
 class FakeIngest final : public v1::Ingest::Service {
  public:
   grpc::Status Ingest(grpc::ServerContext*,
                       grpc::ServerReaderWriter<v1::IngestResponse, v1::IngestRequest>* stream) override {
     v1::IngestRequest request;
+    bool noticed = false;
     while (stream->Read(&request)) {
+      if (noticed) {
+        v1::IngestResponse response;
+        response.set_sequence(request.sequence());
+        response.set_code(static_cast<int>(grpc::StatusCode::UNAVAILABLE));
+        if (!stream->Write(response)) break;
+        continue;
+      }
       {
         absl::MutexLock lock(&mu_);
         received_.push_back(request);
@@ -46,9 +56,23 @@ class FakeIngest final : public v1::Ingest::Service {
         response.set_message("index 7 at position 3 is out of range");
       }
       if (!stream->Write(response)) break;
+      if (notice_after_ > 0 && request.sequence() == notice_after_) {
+        v1::IngestResponse notice;
+        notice.set_server_shutting_down(true);
+        notice.set_code(static_cast<int>(grpc::StatusCode::UNAVAILABLE));
+        if (!stream->Write(notice)) break;
+        noticed = true;
+      }
+    }
+    if (noticed) {
+      half_closed_after_notice_ = true;  // Read returned false: the client half-closed
+      return grpc::Status(grpc::StatusCode::UNAVAILABLE, "fake server shut down");
     }
     return grpc::Status::OK;
   }
+
+  void SetNoticeAfter(uint64_t n) { notice_after_ = n; }
+  bool HalfClosedAfterNotice() const { return half_closed_after_notice_; }
 
   void SetHold(bool hold) {
     absl::MutexLock lock(&mu_);
@@ -74,6 +98,8 @@ class FakeIngest final : public v1::Ingest::Service {
   bool hold_ ABSL_GUARDED_BY(mu_) = false;
   size_t fail_after_ ABSL_GUARDED_BY(mu_) = 0;
   std::atomic<bool> wrong_sequence_{false};
+  std::atomic<uint64_t> notice_after_{0};
+  std::atomic<bool> half_closed_after_notice_{false};
 };
 
 // Streams a fixed byte pattern as the query result in chunks, optionally corrupted.
@@ -215,6 +241,32 @@ TEST_F(ClientFakeServerTest, IngestNumbersBatchesAndAcknowledges) {
   EXPECT_EQ(got_b, std::string(reinterpret_cast<const char*>(b.data()), 4 * b.size()));
   EXPECT_EQ(samples, summary.counters.samples_sent);
   EXPECT_EQ(summary.counters.samples_acked, summary.counters.samples_sent);
+}
+
+TEST_F(ClientFakeServerTest, IngestHalfClosesOnTheShutdownNoticeAndReadsEveryAck) {
+  ingest_.SetNoticeAfter(5);
+  IngestStreamOptions options;
+  options.max_message_bytes = 16;  // 4 indices per message
+  options.max_in_flight_messages = 3;
+  std::unique_ptr<IngestStream> stream = client_->OpenIngestStream(options);
+  const std::vector<uint32_t> four = {1, 2, 3, 4};
+  absl::Status sent;
+  int sends = 0;
+  // The producer keeps sending until the stream refuses; the window keeps it from running
+  // ahead of the notice by more than max_in_flight_messages.
+  while ((sent = stream->SendIndices("h", four)).ok()) ASSERT_LT(++sends, 10000);
+  EXPECT_EQ(sent.code(), absl::StatusCode::kUnavailable) << sent;
+  IngestSummary summary = stream->Finish();
+  EXPECT_EQ(summary.stream_status.code(), absl::StatusCode::kUnavailable) << summary.stream_status;
+  EXPECT_EQ(summary.unacknowledged, 0u);
+  EXPECT_EQ(summary.counters.messages_acked, 5u);
+  EXPECT_EQ(summary.counters.messages_acked + summary.counters.messages_rejected,
+            summary.counters.messages_sent);
+  for (const IngestAck& r : summary.rejected) {
+    EXPECT_GT(r.sequence, 5u);
+    EXPECT_EQ(r.status.code(), absl::StatusCode::kUnavailable);
+  }
+  EXPECT_TRUE(ingest_.HalfClosedAfterNotice());
 }
 
 TEST_F(ClientFakeServerTest, IngestReportsRejectedMessagesAndKeepsGoing) {

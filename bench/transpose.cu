@@ -135,7 +135,12 @@ class Bench {
            {TransposePath::kAuto, TransposePath::kBytes4x4, TransposePath::kBytes4x4Wide, TransposePath::kBytes4x4Tall,
             TransposePath::kVec4x4, TransposePath::kVec2x2, TransposePath::kScalarTile32, TransposePath::kScalarTile64,
             TransposePath::kScalarTile64Pipelined, TransposePath::kScalarTile64DeepPipelined,
-            TransposePath::kStridedCopy}) {
+            TransposePath::kStridedCopy,
+            // Candidates of 2026-11-23:
+            TransposePath::kBytes16x4, TransposePath::kBytes16x4Deep, TransposePath::kBytes16x4Tall,
+            TransposePath::kBytes16x4Wide, TransposePath::kBytes16x4Grouped, TransposePath::kBytes4x4TallGrouped,
+            TransposePath::kScalarTile32Pipelined, TransposePath::kScalarTile64Grouped,
+            TransposePath::kScalarTile64PipelinedGrouped8, TransposePath::kScalarTile64PipelinedGrouped32}) {
         if (s.rows == 1 || s.cols == 1) {  // tiles on a vector: seconds of nothing learnt
           if (p != TransposePath::kAuto && p != TransposePath::kStridedCopy) continue;
         }

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "kernels/cuda/transpose/block_transpose.cuh"
+#include "kernels/cuda/transpose/block_transpose_bytes16.cuh"
 
 namespace histd::cuda::transpose_detail {
 
@@ -16,6 +17,10 @@ struct Problem {
   int64_t rows, cols, in_pitch, out_pitch;  // elements
   int64_t batch, in_batch_stride, out_batch_stride;  // elements
   int elem_bytes;
+  // Tile order: 0 numbers tiles row band by row band (tc fastest); G > 0 numbers them in
+  // groups of G tile rows, column by column inside a group, so that the tiles in flight at
+  // once cover a squarer region (longer contiguous runs of output rows in DRAM).
+  int64_t group_tile_rows = 0;
 };
 
 // A persistent grid: block b takes tiles b, b + gridDim.x, ... (numbered batch-major, then by
@@ -23,12 +28,23 @@ struct Problem {
 // in flight while the current tile goes from shared memory to global memory, so an SM always
 // has reads outstanding instead of alternating between loading and storing.
 template <class Tile>
-__device__ __forceinline__ TileCoords TileAt(const Problem& p, int64_t tile, int64_t tiles_c, int64_t per_matrix,
-                                             const char** in, char** out) {
+__device__ __forceinline__ TileCoords TileAt(const Problem& p, int64_t tile, int64_t tiles_c, int64_t tiles_r,
+                                             int64_t per_matrix, const char** in, char** out) {
   const int64_t b = tile / per_matrix;
   const int64_t rem = tile - b * per_matrix;
-  const int64_t tr = rem / tiles_c;
-  const int64_t tc = rem - tr * tiles_c;
+  int64_t tr, tc;
+  if (p.group_tile_rows <= 0) {
+    tr = rem / tiles_c;
+    tc = rem - tr * tiles_c;
+  } else {
+    const int64_t span = p.group_tile_rows * tiles_c;
+    const int64_t g = rem / span;
+    const int64_t within = rem - g * span;
+    const int64_t left = tiles_r - g * p.group_tile_rows;  // the last group may be shorter
+    const int64_t g_rows = left < p.group_tile_rows ? left : p.group_tile_rows;
+    tc = within / g_rows;
+    tr = g * p.group_tile_rows + (within - tc * g_rows);
+  }
   *in = p.in + b * p.in_batch_stride * p.elem_bytes;
   *out = p.out + b * p.out_batch_stride * p.elem_bytes;
   return TileCoords{tr * Tile::kTileRows, tc * Tile::kTileCols, p.rows, p.cols, p.in_pitch, p.out_pitch};
@@ -45,7 +61,7 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm) TileTra
   if (tile >= total) return;
   const char* in;
   char* out;
-  TileCoords t = TileAt<Tile>(p, tile, tiles_c, per_matrix, &in, &out);
+  TileCoords t = TileAt<Tile>(p, tile, tiles_c, tiles_r, per_matrix, &in, &out);
   typename Tile::Regs regs;
   Tile::Load(regs, in, t);
   for (;;) {
@@ -56,7 +72,7 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm) TileTra
     char* next_out = nullptr;
     TileCoords next_t{};
     if (next < total) {
-      next_t = TileAt<Tile>(p, next, tiles_c, per_matrix, &next_in, &next_out);
+      next_t = TileAt<Tile>(p, next, tiles_c, tiles_r, per_matrix, &next_in, &next_out);
       Tile::Load(regs, next_in, next_t);
     }
     Tile::Store(smem, out, t);
@@ -82,7 +98,7 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm) OneTile
   for (int64_t tile = blockIdx.x; tile < total; tile += gridDim.x) {
     const char* in;
     char* out;
-    const TileCoords t = TileAt<Tile>(p, tile, tiles_c, per_matrix, &in, &out);
+    const TileCoords t = TileAt<Tile>(p, tile, tiles_c, tiles_r, per_matrix, &in, &out);
     typename Tile::Regs regs;
     Tile::Load(regs, in, t);
     Tile::Park(smem, regs);

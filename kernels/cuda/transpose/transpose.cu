@@ -57,13 +57,24 @@ std::string PathProblem(TransposePath path, const TransposeArgs& r) {
     case TransposePath::kScalarTile64:
     case TransposePath::kScalarTile64Pipelined:
     case TransposePath::kScalarTile64DeepPipelined:
+    case TransposePath::kScalarTile32Pipelined:
+    case TransposePath::kScalarTile64Grouped:
+    case TransposePath::kScalarTile64PipelinedGrouped8:
+    case TransposePath::kScalarTile64PipelinedGrouped32:
       return "";
     case TransposePath::kStridedCopy:
       return IsVector(r) ? "" : "strided copy needs rows == 1 or cols == 1";
     case TransposePath::kBytes4x4:
     case TransposePath::kBytes4x4Wide:
     case TransposePath::kBytes4x4Tall:
+    case TransposePath::kBytes4x4TallGrouped:
       return r.elem_bytes == 1 && AlignedTo(r, 4) ? "" : "bytes4x4 needs 1-byte elements, 4-byte aligned";
+    case TransposePath::kBytes16x4:
+    case TransposePath::kBytes16x4Deep:
+    case TransposePath::kBytes16x4Tall:
+    case TransposePath::kBytes16x4Wide:
+    case TransposePath::kBytes16x4Grouped:
+      return r.elem_bytes == 1 && AlignedTo(r, 16) ? "" : "bytes16x4 needs 1-byte elements, 16-byte aligned";
     case TransposePath::kVec4x4:
       return r.elem_bytes == 4 && AlignedTo(r, 16) ? "" : "vec4x4 needs 4-byte elements, 16-byte aligned";
     case TransposePath::kVec2x2:
@@ -86,10 +97,11 @@ TransposePath ChoosePath(const TransposeArgs& r) {
   return TransposePath::kScalarTile64;
 }
 
-Problem MakeProblem(const TransposeArgs& r) {
+// group_tile_rows: 0 for row-band order, G > 0 for groups of G tile rows (kernel_transpose.cuh).
+Problem MakeProblem(const TransposeArgs& r, int64_t group_tile_rows) {
   return Problem{static_cast<const char*>(r.in), static_cast<char*>(r.out), r.rows, r.cols,
                  r.in_pitch, r.out_pitch, r.batch, r.in_batch_stride, r.out_batch_stride,
-                 r.elem_bytes};
+                 r.elem_bytes, group_tile_rows};
 }
 
 int SmCount();
@@ -119,16 +131,17 @@ int ResidentBlocksPerSm() {
 // Pipelined: a persistent grid, as many blocks as fit on the GPU at once (fewer for small
 // problems). Otherwise one block per tile (a grid-stride loop past 2^31 - 1 tiles).
 template <class Tile, bool kPipelined>
-absl::Status LaunchTiles(const TransposeArgs& r, const char* name, cudaStream_t stream) {
+absl::Status LaunchTiles(const TransposeArgs& r, const char* name, cudaStream_t stream,
+                         int64_t group_tile_rows = 0) {
   const int64_t tiles = ((r.rows + Tile::kTileRows - 1) / Tile::kTileRows) *
                         ((r.cols + Tile::kTileCols - 1) / Tile::kTileCols) * r.batch;
   if (kPipelined) {
     const int64_t resident = int64_t{SmCount()} * ResidentBlocksPerSm<Tile, true>();
     const unsigned grid = static_cast<unsigned>(std::min<int64_t>(tiles, resident));
-    transpose_detail::TileTransposeKernel<Tile><<<grid, Tile::kThreads, 0, stream>>>(MakeProblem(r));
+    transpose_detail::TileTransposeKernel<Tile><<<grid, Tile::kThreads, 0, stream>>>(MakeProblem(r, group_tile_rows));
   } else {
     const unsigned grid = static_cast<unsigned>(std::min<int64_t>(tiles, INT_MAX));
-    transpose_detail::OneTileKernel<Tile><<<grid, Tile::kThreads, 0, stream>>>(MakeProblem(r));
+    transpose_detail::OneTileKernel<Tile><<<grid, Tile::kThreads, 0, stream>>>(MakeProblem(r, group_tile_rows));
   }
   return CheckLaunch(name, stream);
 }
@@ -143,6 +156,17 @@ absl::Status LaunchScalar(const TransposeArgs& r, TransposePath path, cudaStream
       return LaunchTiles<ScalarTile<T, tt::ScalarTile64Deep>, true>(r, "transpose_scalar_tile64_deep", stream);
     case TransposePath::kScalarTile64:
       return LaunchTiles<ScalarTile<T, tt::ScalarTile64>, false>(r, "transpose_scalar_tile64", stream);
+    case TransposePath::kScalarTile64Grouped:
+      return LaunchTiles<ScalarTile<T, tt::ScalarTile64>, false>(r, "transpose_scalar_tile64_grouped", stream,
+                                                                  tt::kGroupRowsBytes);
+    case TransposePath::kScalarTile64PipelinedGrouped8:
+      return LaunchTiles<ScalarTile<T, tt::ScalarTile64>, true>(r, "transpose_scalar_tile64_pipelined_g8", stream,
+                                                                 tt::kGroupRowsSmall);
+    case TransposePath::kScalarTile64PipelinedGrouped32:
+      return LaunchTiles<ScalarTile<T, tt::ScalarTile64>, true>(r, "transpose_scalar_tile64_pipelined_g32", stream,
+                                                                 tt::kGroupRowsLarge);
+    case TransposePath::kScalarTile32Pipelined:
+      return LaunchTiles<ScalarTile<T, tt::ScalarTile32>, true>(r, "transpose_scalar_tile32_pipelined", stream);
     default:
       return LaunchTiles<ScalarTile<T, tt::ScalarTile32>, false>(r, "transpose_scalar_tile32", stream);
   }
@@ -223,8 +247,37 @@ const char* TransposePathName(TransposePath path) {
     case TransposePath::kScalarTile64: return "scalar_tile64";
     case TransposePath::kScalarTile64Pipelined: return "scalar_tile64 pipelined";
     case TransposePath::kScalarTile64DeepPipelined: return "scalar_tile64x4 pipelined";
+    case TransposePath::kBytes16x4: return "bytes16x4 128x128";
+    case TransposePath::kBytes16x4Deep: return "bytes16x4 128x128 128 threads";
+    case TransposePath::kBytes16x4Tall: return "bytes16x4 256x128";
+    case TransposePath::kBytes16x4Wide: return "bytes16x4 128x256";
+    case TransposePath::kBytes16x4Grouped: return "bytes16x4 128x128 grouped16";
+    case TransposePath::kBytes4x4TallGrouped: return "bytes4x4 256x128 line loads grouped16";
+    case TransposePath::kScalarTile32Pipelined: return "scalar_tile32 pipelined";
+    case TransposePath::kScalarTile64Grouped: return "scalar_tile64 grouped16";
+    case TransposePath::kScalarTile64PipelinedGrouped8: return "scalar_tile64 pipelined grouped8";
+    case TransposePath::kScalarTile64PipelinedGrouped32: return "scalar_tile64 pipelined grouped32";
   }
   return "?";
+}
+
+bool TransposePathNeedsAlignedRows(TransposePath path) {
+  switch (path) {
+    case TransposePath::kBytes4x4:
+    case TransposePath::kBytes4x4Wide:
+    case TransposePath::kBytes4x4Tall:
+    case TransposePath::kBytes4x4TallGrouped:
+    case TransposePath::kBytes16x4:
+    case TransposePath::kBytes16x4Deep:
+    case TransposePath::kBytes16x4Tall:
+    case TransposePath::kBytes16x4Wide:
+    case TransposePath::kBytes16x4Grouped:
+    case TransposePath::kVec4x4:
+    case TransposePath::kVec2x2:
+      return true;
+    default:
+      return false;
+  }
 }
 
 absl::Status Transpose::can_implement(const TransposeArgs& args) {
@@ -282,6 +335,7 @@ absl::Status Transpose::run(cudaStream_t stream) {
   if (!initialized_) return absl::FailedPreconditionError("transpose: run() before initialize()");
   const TransposeArgs& r = args_;
   if (Empty(r)) return absl::OkStatus();
+  using transpose_detail::Bytes16x4Tile;
   using transpose_detail::RegisterBlockTile;
   switch (path_) {
     case TransposePath::kStridedCopy:
@@ -292,6 +346,20 @@ absl::Status Transpose::run(cudaStream_t stream) {
       return LaunchTiles<RegisterBlockTile<1, tt::Bytes4x4Line>, true>(r, "transpose_bytes4x4_line", stream);
     case TransposePath::kBytes4x4Tall:
       return LaunchTiles<RegisterBlockTile<1, tt::Bytes4x4LineTall>, true>(r, "transpose_bytes4x4_line_tall", stream);
+    case TransposePath::kBytes4x4TallGrouped:
+      return LaunchTiles<RegisterBlockTile<1, tt::Bytes4x4LineTall>, true>(r, "transpose_bytes4x4_line_tall_g16",
+                                                                           stream, tt::kGroupRowsBytes);
+    case TransposePath::kBytes16x4:
+      return LaunchTiles<Bytes16x4Tile<tt::Bytes16x4>, true>(r, "transpose_bytes16x4", stream);
+    case TransposePath::kBytes16x4Deep:
+      return LaunchTiles<Bytes16x4Tile<tt::Bytes16x4Deep>, true>(r, "transpose_bytes16x4_deep", stream);
+    case TransposePath::kBytes16x4Tall:
+      return LaunchTiles<Bytes16x4Tile<tt::Bytes16x4Tall>, true>(r, "transpose_bytes16x4_tall", stream);
+    case TransposePath::kBytes16x4Wide:
+      return LaunchTiles<Bytes16x4Tile<tt::Bytes16x4Wide>, true>(r, "transpose_bytes16x4_wide", stream);
+    case TransposePath::kBytes16x4Grouped:
+      return LaunchTiles<Bytes16x4Tile<tt::Bytes16x4>, true>(r, "transpose_bytes16x4_g16", stream,
+                                                             tt::kGroupRowsBytes);
     case TransposePath::kVec4x4:
       return LaunchTiles<RegisterBlockTile<4, tt::Vec4x4>, true>(r, "transpose_vec4x4", stream);
     case TransposePath::kVec2x2:
@@ -300,6 +368,10 @@ absl::Status Transpose::run(cudaStream_t stream) {
     case TransposePath::kScalarTile64Pipelined:
     case TransposePath::kScalarTile64DeepPipelined:
     case TransposePath::kScalarTile32:
+    case TransposePath::kScalarTile32Pipelined:
+    case TransposePath::kScalarTile64Grouped:
+    case TransposePath::kScalarTile64PipelinedGrouped8:
+    case TransposePath::kScalarTile64PipelinedGrouped32:
       return LaunchScalarAnyType(r, path_, stream);
     case TransposePath::kAuto:
       break;

@@ -21,6 +21,10 @@
 //   * kStridedCopy   rows == 1 or cols == 1: a transpose is a (strided) copy.
 //   * kBytes4x4      1-byte elements, 4-byte aligned rows: each thread loads 4x4-byte blocks as
 //                    words, transposes them in registers (__byte_perm), tile through shared.
+//   * kBytes16x4*    1-byte elements, 16-byte aligned rows: uint4 loads, raw tile in shared,
+//                    each thread transposes 16 rows x 4 bytes and stores 4 uint4.
+//   * *Grouped       the same kernels with tiles numbered in groups of tile rows (squarer
+//                    region in flight).
 //   * kVec4x4        4-byte elements, 16-byte aligned rows: 4x4 blocks as uint4.
 //   * kVec2x2        8-byte elements, 16-byte aligned rows: 2x2 blocks as uint4.
 //   * kScalarTile*   any alignment: the padded shared-memory tile (seed's best), one element
@@ -66,7 +70,21 @@ enum class TransposePath {
   kScalarTile64,  // 64x64 tile, 64x8 threads, one tile per block
   kScalarTile64Pipelined,  // 64x64 tile, persistent grid, next tile's loads under this one's stores
   kScalarTile64DeepPipelined,  // the same with 64x4 threads (16 elements each)
+  // Candidates of 2026-11-23 (bench rows; not chosen by kAuto until measured):
+  kBytes16x4,         // 1-byte, 16-byte aligned: uint4 loads AND stores, 128 x 128 bytes, persistent
+  kBytes16x4Deep,     // the same with 128 threads (8 uint4 loads in flight each)
+  kBytes16x4Tall,     // 256 rows x 128 bytes, 512 threads
+  kBytes16x4Wide,     // 128 rows x 256 bytes, 512 threads
+  kBytes16x4Grouped,  // kBytes16x4 in grouped tile order (16 tile rows per group)
+  kBytes4x4TallGrouped,  // kBytes4x4Tall in grouped tile order (16 tile rows per group)
+  kScalarTile32Pipelined,          // 32x32 tile, 32x8 threads, persistent + pipelined
+  kScalarTile64Grouped,            // kScalarTile64 (one tile per block), grouped order, 16 rows
+  kScalarTile64PipelinedGrouped8,  // kScalarTile64Pipelined, grouped order, 8 tile rows
+  kScalarTile64PipelinedGrouped32, // kScalarTile64Pipelined, grouped order, 32 tile rows
 };
+// True for the paths that need aligned rows (see PathProblem in transpose.cu): 16 bytes for
+// vec4x4, vec2x2 and bytes16x4*, 4 bytes for bytes4x4*.
+bool TransposePathNeedsAlignedRows(TransposePath path);
 const char* TransposePathName(TransposePath path);
 
 class Transpose {

@@ -55,6 +55,39 @@ struct Bytes4x4LineTall {
   static constexpr int kLanesW = 32;
 };
 
+// 1-byte elements, 16-byte global accesses on both sides (block_transpose_bytes16.cuh):
+// kTileRows x kTileCols bytes per tile; candidates of 2026-11-23, not yet measured.
+struct Bytes16x4 {  // 128 x 128 bytes, 4 uint4 loads in flight per thread
+  static constexpr int kTileRows = 128;
+  static constexpr int kTileCols = 128;
+  static constexpr int kThreads = 256;
+  static constexpr int kMinBlocksPerSm = 4;
+};
+struct Bytes16x4Deep {  // 128 x 128 bytes with 128 threads: 8 uint4 loads in flight per thread
+  static constexpr int kTileRows = 128;
+  static constexpr int kTileCols = 128;
+  static constexpr int kThreads = 128;
+  static constexpr int kMinBlocksPerSm = 6;
+};
+struct Bytes16x4Tall {  // 256 rows x 128 bytes
+  static constexpr int kTileRows = 256;
+  static constexpr int kTileCols = 128;
+  static constexpr int kThreads = 512;
+  static constexpr int kMinBlocksPerSm = 2;
+};
+struct Bytes16x4Wide {  // 128 rows x 256 bytes
+  static constexpr int kTileRows = 128;
+  static constexpr int kTileCols = 256;
+  static constexpr int kThreads = 512;
+  static constexpr int kMinBlocksPerSm = 2;
+};
+
+// Grouped tile order (kernel_transpose.cuh Problem::group_tile_rows): tile rows per group of
+// the *Grouped paths. Candidates, not yet measured.
+inline constexpr int kGroupRowsBytes = 16;
+inline constexpr int kGroupRowsSmall = 8;
+inline constexpr int kGroupRowsLarge = 32;
+
 // Any alignment: the padded tile.
 struct ScalarTile32 {
   static constexpr int kTile = 32;

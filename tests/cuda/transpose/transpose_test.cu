@@ -104,15 +104,28 @@ void RunCase(const Case& c, uint64_t seed) {
   }
 }
 
+std::vector<TransposePath> Bytes16Paths() {
+  return {TransposePath::kBytes16x4, TransposePath::kBytes16x4Deep, TransposePath::kBytes16x4Tall,
+          TransposePath::kBytes16x4Wide, TransposePath::kBytes16x4Grouped};
+}
+
 std::vector<TransposePath> PathsFor(int eb, int64_t rows, int64_t cols) {
-  std::vector<TransposePath> paths = {TransposePath::kAuto, TransposePath::kScalarTile32,
-                                      TransposePath::kScalarTile64, TransposePath::kScalarTile64Pipelined,
-                                      TransposePath::kScalarTile64DeepPipelined};
+  std::vector<TransposePath> paths = {TransposePath::kAuto,
+                                      TransposePath::kScalarTile32,
+                                      TransposePath::kScalarTile64,
+                                      TransposePath::kScalarTile64Pipelined,
+                                      TransposePath::kScalarTile64DeepPipelined,
+                                      TransposePath::kScalarTile32Pipelined,
+                                      TransposePath::kScalarTile64Grouped,
+                                      TransposePath::kScalarTile64PipelinedGrouped8,
+                                      TransposePath::kScalarTile64PipelinedGrouped32};
   if (rows == 1 || cols == 1) paths.push_back(TransposePath::kStridedCopy);
   if (eb == 1) {
     paths.push_back(TransposePath::kBytes4x4);
     paths.push_back(TransposePath::kBytes4x4Wide);
     paths.push_back(TransposePath::kBytes4x4Tall);
+    paths.push_back(TransposePath::kBytes4x4TallGrouped);
+    for (const TransposePath p : Bytes16Paths()) paths.push_back(p);
   }
   if (eb == 4) paths.push_back(TransposePath::kVec4x4);
   if (eb == 8) paths.push_back(TransposePath::kVec2x2);
@@ -141,9 +154,7 @@ TEST(CudaTranspose, EveryPathOnAwkwardShapes) {
         c.path = path;
         // Register-block paths need 16-byte (4 for bytes) aligned pitches; give them those,
         // and give the others odd pads.
-        const bool vec = path == TransposePath::kBytes4x4 || path == TransposePath::kBytes4x4Wide ||
-                         path == TransposePath::kBytes4x4Tall || path == TransposePath::kVec4x4 ||
-                         path == TransposePath::kVec2x2;
+        const bool vec = TransposePathNeedsAlignedRows(path);
         c.in_pad = vec ? AlignedPad(cols, eb) : 3;
         c.out_pad = vec ? AlignedPad(rows, eb) : 1;
         RunCase(c, ++seed);
@@ -157,6 +168,74 @@ TEST(CudaTranspose, EveryPathOnAwkwardShapes) {
       }
     }
   }
+}
+
+// The candidates of 2026-11-23 (bytes16x4*, grouped tile orders, 32x32 pipelined) on shapes
+// that cross their tiles and their tile groups: vectors, odd sizes, several tile groups with a
+// short last one, batched with gaps, padded pitches (aligned where the path needs it).
+TEST(CudaTranspose, CandidatePathsCrossTilesAndGroups) {
+  HISTD_REQUIRE_GPU();
+  struct PathSet {
+    int eb;
+    std::vector<TransposePath> paths;
+  };
+  std::vector<TransposePath> bytes = Bytes16Paths();
+  bytes.push_back(TransposePath::kBytes4x4TallGrouped);
+  const std::vector<PathSet> sets = {
+      {1, bytes},
+      {4, {TransposePath::kScalarTile32Pipelined, TransposePath::kScalarTile64Grouped,
+           TransposePath::kScalarTile64PipelinedGrouped8, TransposePath::kScalarTile64PipelinedGrouped32}},
+      {8, {TransposePath::kScalarTile64Grouped, TransposePath::kScalarTile64PipelinedGrouped8}}};
+  // 2100 rows: 17 tile rows of 128 (16 + 1 per group); 4100 rows: 17 of 256; 2107: 33 of 64.
+  const std::vector<std::pair<int64_t, int64_t>> shapes = {{1, 4000}, {4000, 1},  {33, 65},   {16383, 17},
+                                                           {17, 16383}, {2100, 300}, {4100, 260}, {2107, 300},
+                                                           {384, 640}, {256, 1000}};
+  uint64_t seed = 9000;
+  for (const PathSet& set : sets) {
+    for (const TransposePath path : set.paths) {
+      for (const auto& [rows, cols] : shapes) {
+        for (const int64_t batch : {int64_t{1}, int64_t{3}}) {
+          if (batch > 1 && rows * cols > 300000) continue;
+          Case c;
+          c.elem_bytes = set.eb;
+          c.rows = rows;
+          c.cols = cols;
+          c.batch = batch;
+          c.path = path;
+          const bool aligned = TransposePathNeedsAlignedRows(path);
+          c.in_pad = aligned ? AlignedPad(cols, set.eb) : 3;
+          c.out_pad = aligned ? AlignedPad(rows, set.eb) : 1;
+          c.in_batch_gap = aligned ? 16 : 5;
+          c.out_batch_gap = aligned ? 32 : 7;
+          c.in_offset = aligned ? 0 : 1;
+          c.out_offset = aligned ? 0 : 2;
+          RunCase(c, ++seed);
+          if (::testing::Test::HasFailure()) return;
+        }
+      }
+    }
+  }
+}
+
+// bytes16x4 needs 16-byte aligned rows: a pitch that is only 4-byte aligned is refused, and
+// the automatic choice still transposes it correctly.
+TEST(CudaTranspose, Bytes16RefusesRowsNotSixteenByteAligned) {
+  HISTD_REQUIRE_GPU();
+  auto buf = DeviceBuffer::Allocate(1 << 20);
+  ASSERT_TRUE(buf.ok());
+  TransposeArgs a{buf->get(), buf->as<char>() + (1 << 19), 1, 256, 260};  // in pitch 260 = 4 mod 16
+  for (const TransposePath path : Bytes16Paths()) {
+    Transpose op;
+    EXPECT_EQ(op.initialize(a, nullptr, path).code(), absl::StatusCode::kInvalidArgument) << TransposePathName(path);
+  }
+  Case c;
+  c.elem_bytes = 1;
+  c.rows = 256;
+  c.cols = 260;
+  RunCase(c, 77);
+  c.in_offset = 4;  // pointer only 4-byte aligned
+  c.path = TransposePath::kBytes4x4TallGrouped;
+  RunCase(c, 78);
 }
 
 TEST(CudaTranspose, ZeroSizedIsANoOp) {

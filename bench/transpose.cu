@@ -140,7 +140,9 @@ class Bench {
             TransposePath::kBytes16x4, TransposePath::kBytes16x4Deep, TransposePath::kBytes16x4Tall,
             TransposePath::kBytes16x4Wide, TransposePath::kBytes16x4Grouped, TransposePath::kBytes4x4TallGrouped,
             TransposePath::kScalarTile32Pipelined, TransposePath::kScalarTile64Grouped,
-            TransposePath::kScalarTile64PipelinedGrouped8, TransposePath::kScalarTile64PipelinedGrouped32}) {
+            TransposePath::kScalarTile64PipelinedGrouped8, TransposePath::kScalarTile64PipelinedGrouped32,
+            TransposePath::kBytes16x4Streaming, TransposePath::kScalarTile64PipelinedStreaming,
+            TransposePath::kVec4x4Deep}) {
         if (s.rows == 1 || s.cols == 1) {  // tiles on a vector: seconds of nothing learnt
           if (p != TransposePath::kAuto && p != TransposePath::kStridedCopy) continue;
         }

@@ -244,6 +244,7 @@ struct ScalarTile {
   static constexpr int kBlockRows = Tuning::kBlockRows;
   static constexpr int kThreads = kTile * kBlockRows;
   static constexpr int kMinBlocksPerSm = Tuning::kMinBlocksPerSm;
+  static constexpr bool kStreaming = Tuning::kStreaming;  // .cs cache hints on the full tiles
   static constexpr int kTileRows = kTile;
   static constexpr int kTileCols = kTile;
   struct Smem {
@@ -264,7 +265,7 @@ struct ScalarTile {
     const T* p = in + (t.r0 + ty) * t.in_pitch + t.c0 + tx;
     if (full) {
 #pragma unroll
-      for (int i = 0; i < kPerThread; ++i) r.v[i] = p[i * kBlockRows * t.in_pitch];
+      for (int i = 0; i < kPerThread; ++i) r.v[i] = kStreaming ? __ldcs(p + i * kBlockRows * t.in_pitch) : p[i * kBlockRows * t.in_pitch];
     } else {
       const bool col_ok = t.c0 + tx < t.cols;
 #pragma unroll
@@ -286,7 +287,13 @@ struct ScalarTile {
     T* p = out + (t.c0 + ty) * t.out_pitch + t.r0 + tx;
     if (full) {
 #pragma unroll
-      for (int i = 0; i < kPerThread; ++i) p[i * kBlockRows * t.out_pitch] = s.t[tx][ty + i * kBlockRows];
+      for (int i = 0; i < kPerThread; ++i) {
+        if (kStreaming) {
+          __stcs(p + i * kBlockRows * t.out_pitch, s.t[tx][ty + i * kBlockRows]);
+        } else {
+          p[i * kBlockRows * t.out_pitch] = s.t[tx][ty + i * kBlockRows];
+        }
+      }
     } else {
       const bool col_ok = t.r0 + tx < t.rows;
 #pragma unroll

@@ -26,6 +26,7 @@ struct Bytes16x4Tile {
   static constexpr int kTileCols = Tuning::kTileCols;  // input byte columns per tile
   static constexpr int kThreads = Tuning::kThreads;
   static constexpr int kMinBlocksPerSm = Tuning::kMinBlocksPerSm;
+  static constexpr bool kStreaming = Tuning::kStreaming;  // .cs cache hints on the full tiles
 
   static constexpr int kRowGroups = kTileRows / 4;      // words per output row of the tile
   static constexpr int kChunksPerRow = kTileCols / 16;  // 16-byte chunks per input row
@@ -74,7 +75,8 @@ struct Bytes16x4Tile {
       const char* src = in + row * t.in_pitch + col;
 #pragma unroll
       for (int k = 0; k < 4; ++k)
-        r.v[i][k] = full ? __ldg(reinterpret_cast<const uint4*>(src + k * t.in_pitch)) : LoadEdge(in, row + k, col, t);
+        r.v[i][k] = full ? LoadFull(reinterpret_cast<const uint4*>(src + k * t.in_pitch))
+                         : LoadEdge(in, row + k, col, t);
     }
   }
 
@@ -116,7 +118,7 @@ struct Bytes16x4Tile {
       const uint4 v = *reinterpret_cast<const uint4*>(&s.w[o][(m * 4) ^ Swizzle(o)]);
       const int64_t orow = t.c0 + o;  // output row = input column
       if (full) {
-        *reinterpret_cast<uint4*>(out + orow * t.out_pitch + ocol) = v;
+        StoreFull(reinterpret_cast<uint4*>(out + orow * t.out_pitch + ocol), v);
       } else {
         StoreEdge(v, out, orow, ocol, t);
       }
@@ -124,6 +126,15 @@ struct Bytes16x4Tile {
   }
 
  private:
+  __device__ __forceinline__ static uint4 LoadFull(const uint4* p) { return kStreaming ? __ldcs(p) : __ldg(p); }
+  __device__ __forceinline__ static void StoreFull(uint4* p, uint4 v) {
+    if (kStreaming) {
+      __stcs(p, v);
+    } else {
+      *p = v;
+    }
+  }
+
   union Chunk {
     uint4 v;
     uint8_t b[16];

@@ -61,6 +61,7 @@ std::string PathProblem(TransposePath path, const TransposeArgs& r) {
     case TransposePath::kScalarTile64Grouped:
     case TransposePath::kScalarTile64PipelinedGrouped8:
     case TransposePath::kScalarTile64PipelinedGrouped32:
+    case TransposePath::kScalarTile64PipelinedStreaming:
       return "";
     case TransposePath::kStridedCopy:
       return IsVector(r) ? "" : "strided copy needs rows == 1 or cols == 1";
@@ -74,8 +75,10 @@ std::string PathProblem(TransposePath path, const TransposeArgs& r) {
     case TransposePath::kBytes16x4Tall:
     case TransposePath::kBytes16x4Wide:
     case TransposePath::kBytes16x4Grouped:
+    case TransposePath::kBytes16x4Streaming:
       return r.elem_bytes == 1 && AlignedTo(r, 16) ? "" : "bytes16x4 needs 1-byte elements, 16-byte aligned";
     case TransposePath::kVec4x4:
+    case TransposePath::kVec4x4Deep:
       return r.elem_bytes == 4 && AlignedTo(r, 16) ? "" : "vec4x4 needs 4-byte elements, 16-byte aligned";
     case TransposePath::kVec2x2:
       return r.elem_bytes == 8 && AlignedTo(r, 16) ? "" : "vec2x2 needs 8-byte elements, 16-byte aligned";
@@ -167,6 +170,9 @@ absl::Status LaunchScalar(const TransposeArgs& r, TransposePath path, cudaStream
                                                                  tt::kGroupRowsLarge);
     case TransposePath::kScalarTile32Pipelined:
       return LaunchTiles<ScalarTile<T, tt::ScalarTile32>, true>(r, "transpose_scalar_tile32_pipelined", stream);
+    case TransposePath::kScalarTile64PipelinedStreaming:
+      return LaunchTiles<ScalarTile<T, tt::ScalarTile64Streaming>, true>(r, "transpose_scalar_tile64_pipelined_cs",
+                                                                          stream);
     default:
       return LaunchTiles<ScalarTile<T, tt::ScalarTile32>, false>(r, "transpose_scalar_tile32", stream);
   }
@@ -257,6 +263,9 @@ const char* TransposePathName(TransposePath path) {
     case TransposePath::kScalarTile64Grouped: return "scalar_tile64 grouped16";
     case TransposePath::kScalarTile64PipelinedGrouped8: return "scalar_tile64 pipelined grouped8";
     case TransposePath::kScalarTile64PipelinedGrouped32: return "scalar_tile64 pipelined grouped32";
+    case TransposePath::kBytes16x4Streaming: return "bytes16x4 128x128 streaming";
+    case TransposePath::kScalarTile64PipelinedStreaming: return "scalar_tile64 pipelined streaming";
+    case TransposePath::kVec4x4Deep: return "vec4x4 128 threads";
   }
   return "?";
 }
@@ -272,7 +281,9 @@ bool TransposePathNeedsAlignedRows(TransposePath path) {
     case TransposePath::kBytes16x4Tall:
     case TransposePath::kBytes16x4Wide:
     case TransposePath::kBytes16x4Grouped:
+    case TransposePath::kBytes16x4Streaming:
     case TransposePath::kVec4x4:
+    case TransposePath::kVec4x4Deep:
     case TransposePath::kVec2x2:
       return true;
     default:
@@ -360,8 +371,12 @@ absl::Status Transpose::run(cudaStream_t stream) {
     case TransposePath::kBytes16x4Grouped:
       return LaunchTiles<Bytes16x4Tile<tt::Bytes16x4>, true>(r, "transpose_bytes16x4_g16", stream,
                                                              tt::kGroupRowsBytes);
+    case TransposePath::kBytes16x4Streaming:
+      return LaunchTiles<Bytes16x4Tile<tt::Bytes16x4Streaming>, true>(r, "transpose_bytes16x4_cs", stream);
     case TransposePath::kVec4x4:
       return LaunchTiles<RegisterBlockTile<4, tt::Vec4x4>, true>(r, "transpose_vec4x4", stream);
+    case TransposePath::kVec4x4Deep:
+      return LaunchTiles<RegisterBlockTile<4, tt::Vec4x4Deep>, true>(r, "transpose_vec4x4_deep", stream);
     case TransposePath::kVec2x2:
       return LaunchTiles<RegisterBlockTile<8, tt::Vec2x2>, true>(r, "transpose_vec2x2", stream);
     case TransposePath::kScalarTile64:
@@ -372,6 +387,7 @@ absl::Status Transpose::run(cudaStream_t stream) {
     case TransposePath::kScalarTile64Grouped:
     case TransposePath::kScalarTile64PipelinedGrouped8:
     case TransposePath::kScalarTile64PipelinedGrouped32:
+    case TransposePath::kScalarTile64PipelinedStreaming:
       return LaunchScalarAnyType(r, path_, stream);
     case TransposePath::kAuto:
       break;

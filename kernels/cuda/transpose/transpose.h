@@ -81,6 +81,9 @@ enum class TransposePath {
   kScalarTile64Grouped,            // kScalarTile64 (one tile per block), grouped order, 16 rows
   kScalarTile64PipelinedGrouped8,  // kScalarTile64Pipelined, grouped order, 8 tile rows
   kScalarTile64PipelinedGrouped32, // kScalarTile64Pipelined, grouped order, 32 tile rows
+  kBytes16x4Streaming,             // kBytes16x4 with .cs (evict-first) loads and stores
+  kScalarTile64PipelinedStreaming, // kScalarTile64Pipelined with .cs loads and stores
+  kVec4x4Deep,                     // kVec4x4 with 128 threads (2 blocks in flight each)
 };
 // True for the paths that need aligned rows (see PathProblem in transpose.cu): 16 bytes for
 // vec4x4, vec2x2 and bytes16x4*, 4 bytes for bytes4x4*.

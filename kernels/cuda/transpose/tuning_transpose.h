@@ -29,6 +29,15 @@ struct Vec4x4 {
   static constexpr int kLanesW = 8;  // a load instruction: 4 rows x 128 bytes
 };
 
+// The same tile with 128 threads: 2 blocks (8 uint4 loads) in flight per thread. Candidate.
+struct Vec4x4Deep {
+  static constexpr int kRowGroups = 16;
+  static constexpr int kWordCols = 16;
+  static constexpr int kThreads = 128;
+  static constexpr int kMinBlocksPerSm = 6;  // 80 registers (64 spilled)
+  static constexpr int kLanesW = 8;
+};
+
 // 8-byte elements, 2x2 blocks in uint4: 64 rows x 32 columns per tile (16 KiB).
 struct Vec2x2 {
   static constexpr int kRowGroups = 32;
@@ -62,24 +71,34 @@ struct Bytes16x4 {  // 128 x 128 bytes, 4 uint4 loads in flight per thread
   static constexpr int kTileCols = 128;
   static constexpr int kThreads = 256;
   static constexpr int kMinBlocksPerSm = 4;
+  static constexpr bool kStreaming = false;  // plain loads and stores
 };
 struct Bytes16x4Deep {  // 128 x 128 bytes with 128 threads: 8 uint4 loads in flight per thread
   static constexpr int kTileRows = 128;
   static constexpr int kTileCols = 128;
   static constexpr int kThreads = 128;
   static constexpr int kMinBlocksPerSm = 6;
+  static constexpr bool kStreaming = false;  // plain loads and stores
 };
 struct Bytes16x4Tall {  // 256 rows x 128 bytes
   static constexpr int kTileRows = 256;
   static constexpr int kTileCols = 128;
   static constexpr int kThreads = 512;
   static constexpr int kMinBlocksPerSm = 2;
+  static constexpr bool kStreaming = false;  // plain loads and stores
 };
 struct Bytes16x4Wide {  // 128 rows x 256 bytes
   static constexpr int kTileRows = 128;
   static constexpr int kTileCols = 256;
   static constexpr int kThreads = 512;
   static constexpr int kMinBlocksPerSm = 2;
+  static constexpr bool kStreaming = false;  // plain loads and stores
+};
+
+// The same with streaming cache hints: loads __ldcs (ld.global.cs), stores __stcs
+// (st.global.cs, evict first). Candidates, not yet measured.
+struct Bytes16x4Streaming : Bytes16x4 {
+  static constexpr bool kStreaming = true;
 };
 
 // Grouped tile order (kernel_transpose.cuh Problem::group_tile_rows): tile rows per group of
@@ -93,17 +112,25 @@ struct ScalarTile32 {
   static constexpr int kTile = 32;
   static constexpr int kBlockRows = 8;
   static constexpr int kMinBlocksPerSm = 4;
+  static constexpr bool kStreaming = false;  // plain loads and stores
 };
 struct ScalarTile64 {
   static constexpr int kTile = 64;
   static constexpr int kBlockRows = 8;
   static constexpr int kMinBlocksPerSm = 2;
+  static constexpr bool kStreaming = false;  // plain loads and stores
 };
 // 64x64 with 256 threads: 16 loads in flight per thread instead of 8.
 struct ScalarTile64Deep {
   static constexpr int kTile = 64;
   static constexpr int kBlockRows = 4;
   static constexpr int kMinBlocksPerSm = 4;
+  static constexpr bool kStreaming = false;  // plain loads and stores
+};
+
+// ScalarTile64 with streaming cache hints (.cs loads and stores). Candidate.
+struct ScalarTile64Streaming : ScalarTile64 {
+  static constexpr bool kStreaming = true;
 };
 
 // Strided / contiguous copy for 1 x N and N x 1 shapes.

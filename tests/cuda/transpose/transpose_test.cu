@@ -106,7 +106,7 @@ void RunCase(const Case& c, uint64_t seed) {
 
 std::vector<TransposePath> Bytes16Paths() {
   return {TransposePath::kBytes16x4, TransposePath::kBytes16x4Deep, TransposePath::kBytes16x4Tall,
-          TransposePath::kBytes16x4Wide, TransposePath::kBytes16x4Grouped};
+          TransposePath::kBytes16x4Wide, TransposePath::kBytes16x4Grouped, TransposePath::kBytes16x4Streaming};
 }
 
 std::vector<TransposePath> PathsFor(int eb, int64_t rows, int64_t cols) {
@@ -118,7 +118,8 @@ std::vector<TransposePath> PathsFor(int eb, int64_t rows, int64_t cols) {
                                       TransposePath::kScalarTile32Pipelined,
                                       TransposePath::kScalarTile64Grouped,
                                       TransposePath::kScalarTile64PipelinedGrouped8,
-                                      TransposePath::kScalarTile64PipelinedGrouped32};
+                                      TransposePath::kScalarTile64PipelinedGrouped32,
+                                      TransposePath::kScalarTile64PipelinedStreaming};
   if (rows == 1 || cols == 1) paths.push_back(TransposePath::kStridedCopy);
   if (eb == 1) {
     paths.push_back(TransposePath::kBytes4x4);
@@ -127,7 +128,10 @@ std::vector<TransposePath> PathsFor(int eb, int64_t rows, int64_t cols) {
     paths.push_back(TransposePath::kBytes4x4TallGrouped);
     for (const TransposePath p : Bytes16Paths()) paths.push_back(p);
   }
-  if (eb == 4) paths.push_back(TransposePath::kVec4x4);
+  if (eb == 4) {
+    paths.push_back(TransposePath::kVec4x4);
+    paths.push_back(TransposePath::kVec4x4Deep);
+  }
   if (eb == 8) paths.push_back(TransposePath::kVec2x2);
   return paths;
 }
@@ -184,7 +188,8 @@ TEST(CudaTranspose, CandidatePathsCrossTilesAndGroups) {
   const std::vector<PathSet> sets = {
       {1, bytes},
       {4, {TransposePath::kScalarTile32Pipelined, TransposePath::kScalarTile64Grouped,
-           TransposePath::kScalarTile64PipelinedGrouped8, TransposePath::kScalarTile64PipelinedGrouped32}},
+           TransposePath::kScalarTile64PipelinedGrouped8, TransposePath::kScalarTile64PipelinedGrouped32,
+           TransposePath::kScalarTile64PipelinedStreaming, TransposePath::kVec4x4Deep}},
       {8, {TransposePath::kScalarTile64Grouped, TransposePath::kScalarTile64PipelinedGrouped8}}};
   // 2100 rows: 17 tile rows of 128 (16 + 1 per group); 4100 rows: 17 of 256; 2107: 33 of 64.
   const std::vector<std::pair<int64_t, int64_t>> shapes = {{1, 4000}, {4000, 1},  {33, 65},   {16383, 17},

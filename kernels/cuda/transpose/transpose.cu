@@ -62,6 +62,8 @@ std::string PathProblem(TransposePath path, const TransposeArgs& r) {
     case TransposePath::kScalarTile64PipelinedGrouped8:
     case TransposePath::kScalarTile64PipelinedGrouped32:
     case TransposePath::kScalarTile64PipelinedStreaming:
+    case TransposePath::kScalarTile64Occ4:
+    case TransposePath::kScalarTile64Occ4Grouped:
       return "";
     case TransposePath::kStridedCopy:
       return IsVector(r) ? "" : "strided copy needs rows == 1 or cols == 1";
@@ -76,6 +78,8 @@ std::string PathProblem(TransposePath path, const TransposeArgs& r) {
     case TransposePath::kBytes16x4Wide:
     case TransposePath::kBytes16x4Grouped:
     case TransposePath::kBytes16x4Streaming:
+    case TransposePath::kBytes16x4OneTile:
+    case TransposePath::kBytes16x4OneTileGrouped:
       return r.elem_bytes == 1 && AlignedTo(r, 16) ? "" : "bytes16x4 needs 1-byte elements, 16-byte aligned";
     case TransposePath::kVec4x4:
     case TransposePath::kVec4x4Deep:
@@ -170,6 +174,11 @@ absl::Status LaunchScalar(const TransposeArgs& r, TransposePath path, cudaStream
                                                                  tt::kGroupRowsLarge);
     case TransposePath::kScalarTile32Pipelined:
       return LaunchTiles<ScalarTile<T, tt::ScalarTile32>, true>(r, "transpose_scalar_tile32_pipelined", stream);
+    case TransposePath::kScalarTile64Occ4:
+      return LaunchTiles<ScalarTile<T, tt::ScalarTile64Occ4>, false>(r, "transpose_scalar_tile64_occ4", stream);
+    case TransposePath::kScalarTile64Occ4Grouped:
+      return LaunchTiles<ScalarTile<T, tt::ScalarTile64Occ4>, false>(r, "transpose_scalar_tile64_occ4_g16", stream,
+                                                                      tt::kGroupRowsBytes);
     case TransposePath::kScalarTile64PipelinedStreaming:
       return LaunchTiles<ScalarTile<T, tt::ScalarTile64Streaming>, true>(r, "transpose_scalar_tile64_pipelined_cs",
                                                                           stream);
@@ -239,57 +248,6 @@ absl::Status LaunchVectorShape(const TransposeArgs& r, cudaStream_t stream) {
 }
 
 }  // namespace
-
-const char* TransposePathName(TransposePath path) {
-  switch (path) {
-    case TransposePath::kAuto: return "auto";
-    case TransposePath::kStridedCopy: return "strided_copy";
-    case TransposePath::kBytes4x4: return "bytes4x4 128x128";
-    case TransposePath::kBytes4x4Wide: return "bytes4x4 128x128 line loads";
-    case TransposePath::kBytes4x4Tall: return "bytes4x4 256x128 line loads";
-    case TransposePath::kVec4x4: return "vec4x4";
-    case TransposePath::kVec2x2: return "vec2x2";
-    case TransposePath::kScalarTile32: return "scalar_tile32";
-    case TransposePath::kScalarTile64: return "scalar_tile64";
-    case TransposePath::kScalarTile64Pipelined: return "scalar_tile64 pipelined";
-    case TransposePath::kScalarTile64DeepPipelined: return "scalar_tile64x4 pipelined";
-    case TransposePath::kBytes16x4: return "bytes16x4 128x128";
-    case TransposePath::kBytes16x4Deep: return "bytes16x4 128x128 128 threads";
-    case TransposePath::kBytes16x4Tall: return "bytes16x4 256x128";
-    case TransposePath::kBytes16x4Wide: return "bytes16x4 128x256";
-    case TransposePath::kBytes16x4Grouped: return "bytes16x4 128x128 grouped16";
-    case TransposePath::kBytes4x4TallGrouped: return "bytes4x4 256x128 line loads grouped16";
-    case TransposePath::kScalarTile32Pipelined: return "scalar_tile32 pipelined";
-    case TransposePath::kScalarTile64Grouped: return "scalar_tile64 grouped16";
-    case TransposePath::kScalarTile64PipelinedGrouped8: return "scalar_tile64 pipelined grouped8";
-    case TransposePath::kScalarTile64PipelinedGrouped32: return "scalar_tile64 pipelined grouped32";
-    case TransposePath::kBytes16x4Streaming: return "bytes16x4 128x128 streaming";
-    case TransposePath::kScalarTile64PipelinedStreaming: return "scalar_tile64 pipelined streaming";
-    case TransposePath::kVec4x4Deep: return "vec4x4 128 threads";
-  }
-  return "?";
-}
-
-bool TransposePathNeedsAlignedRows(TransposePath path) {
-  switch (path) {
-    case TransposePath::kBytes4x4:
-    case TransposePath::kBytes4x4Wide:
-    case TransposePath::kBytes4x4Tall:
-    case TransposePath::kBytes4x4TallGrouped:
-    case TransposePath::kBytes16x4:
-    case TransposePath::kBytes16x4Deep:
-    case TransposePath::kBytes16x4Tall:
-    case TransposePath::kBytes16x4Wide:
-    case TransposePath::kBytes16x4Grouped:
-    case TransposePath::kBytes16x4Streaming:
-    case TransposePath::kVec4x4:
-    case TransposePath::kVec4x4Deep:
-    case TransposePath::kVec2x2:
-      return true;
-    default:
-      return false;
-  }
-}
 
 absl::Status Transpose::can_implement(const TransposeArgs& args) {
   const TransposeArgs r = Resolve(args);
@@ -373,6 +331,11 @@ absl::Status Transpose::run(cudaStream_t stream) {
                                                              tt::kGroupRowsBytes);
     case TransposePath::kBytes16x4Streaming:
       return LaunchTiles<Bytes16x4Tile<tt::Bytes16x4Streaming>, true>(r, "transpose_bytes16x4_cs", stream);
+    case TransposePath::kBytes16x4OneTile:
+      return LaunchTiles<Bytes16x4Tile<tt::Bytes16x4Occ8>, false>(r, "transpose_bytes16x4_one_tile", stream);
+    case TransposePath::kBytes16x4OneTileGrouped:
+      return LaunchTiles<Bytes16x4Tile<tt::Bytes16x4Occ8>, false>(r, "transpose_bytes16x4_one_tile_g16", stream,
+                                                                  tt::kGroupRowsBytes);
     case TransposePath::kVec4x4:
       return LaunchTiles<RegisterBlockTile<4, tt::Vec4x4>, true>(r, "transpose_vec4x4", stream);
     case TransposePath::kVec4x4Deep:
@@ -388,6 +351,8 @@ absl::Status Transpose::run(cudaStream_t stream) {
     case TransposePath::kScalarTile64PipelinedGrouped8:
     case TransposePath::kScalarTile64PipelinedGrouped32:
     case TransposePath::kScalarTile64PipelinedStreaming:
+    case TransposePath::kScalarTile64Occ4:
+    case TransposePath::kScalarTile64Occ4Grouped:
       return LaunchScalarAnyType(r, path_, stream);
     case TransposePath::kAuto:
       break;

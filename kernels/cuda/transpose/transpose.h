@@ -84,6 +84,10 @@ enum class TransposePath {
   kBytes16x4Streaming,             // kBytes16x4 with .cs (evict-first) loads and stores
   kScalarTile64PipelinedStreaming, // kScalarTile64Pipelined with .cs loads and stores
   kVec4x4Deep,                     // kVec4x4 with 128 threads (2 blocks in flight each)
+  kScalarTile64Occ4,               // kScalarTile64 (one tile per block) capped at 32 registers: 4 blocks/SM
+  kScalarTile64Occ4Grouped,        // the same in grouped order (16 tile rows)
+  kBytes16x4OneTile,               // bytes16x4 128x128, one tile per block, 32 registers: 8 blocks/SM
+  kBytes16x4OneTileGrouped,        // the same in grouped order (16 tile rows)
 };
 // True for the paths that need aligned rows (see PathProblem in transpose.cu): 16 bytes for
 // vec4x4, vec2x2 and bytes16x4*, 4 bytes for bytes4x4*.

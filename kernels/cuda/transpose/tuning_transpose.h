@@ -95,6 +95,12 @@ struct Bytes16x4Wide {  // 128 rows x 256 bytes
   static constexpr bool kStreaming = false;  // plain loads and stores
 };
 
+// 128 x 128 bytes, one tile per block, registers capped at 32 so that 8 blocks (2048
+// threads, 8 tiles) fit on an SM (the pipelined kernels need 64). Candidate.
+struct Bytes16x4Occ8 : Bytes16x4 {
+  static constexpr int kMinBlocksPerSm = 8;
+};
+
 // The same with streaming cache hints: loads __ldcs (ld.global.cs), stores __stcs
 // (st.global.cs, evict first). Candidates, not yet measured.
 struct Bytes16x4Streaming : Bytes16x4 {
@@ -126,6 +132,12 @@ struct ScalarTile64Deep {
   static constexpr int kBlockRows = 4;
   static constexpr int kMinBlocksPerSm = 4;
   static constexpr bool kStreaming = false;  // plain loads and stores
+};
+
+// ScalarTile64, one tile per block, registers capped at 32 (ScalarTile64 takes 60 for
+// 4-byte elements: 2 blocks of 512 threads per SM; this one fits 4). Candidate.
+struct ScalarTile64Occ4 : ScalarTile64 {
+  static constexpr int kMinBlocksPerSm = 4;
 };
 
 // ScalarTile64 with streaming cache hints (.cs loads and stores). Candidate.

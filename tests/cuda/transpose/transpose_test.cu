@@ -106,7 +106,8 @@ void RunCase(const Case& c, uint64_t seed) {
 
 std::vector<TransposePath> Bytes16Paths() {
   return {TransposePath::kBytes16x4, TransposePath::kBytes16x4Deep, TransposePath::kBytes16x4Tall,
-          TransposePath::kBytes16x4Wide, TransposePath::kBytes16x4Grouped, TransposePath::kBytes16x4Streaming};
+          TransposePath::kBytes16x4Wide, TransposePath::kBytes16x4Grouped, TransposePath::kBytes16x4Streaming,
+          TransposePath::kBytes16x4OneTile, TransposePath::kBytes16x4OneTileGrouped};
 }
 
 std::vector<TransposePath> PathsFor(int eb, int64_t rows, int64_t cols) {
@@ -119,7 +120,9 @@ std::vector<TransposePath> PathsFor(int eb, int64_t rows, int64_t cols) {
                                       TransposePath::kScalarTile64Grouped,
                                       TransposePath::kScalarTile64PipelinedGrouped8,
                                       TransposePath::kScalarTile64PipelinedGrouped32,
-                                      TransposePath::kScalarTile64PipelinedStreaming};
+                                      TransposePath::kScalarTile64PipelinedStreaming,
+                                      TransposePath::kScalarTile64Occ4,
+                                      TransposePath::kScalarTile64Occ4Grouped};
   if (rows == 1 || cols == 1) paths.push_back(TransposePath::kStridedCopy);
   if (eb == 1) {
     paths.push_back(TransposePath::kBytes4x4);
@@ -189,8 +192,10 @@ TEST(CudaTranspose, CandidatePathsCrossTilesAndGroups) {
       {1, bytes},
       {4, {TransposePath::kScalarTile32Pipelined, TransposePath::kScalarTile64Grouped,
            TransposePath::kScalarTile64PipelinedGrouped8, TransposePath::kScalarTile64PipelinedGrouped32,
-           TransposePath::kScalarTile64PipelinedStreaming, TransposePath::kVec4x4Deep}},
-      {8, {TransposePath::kScalarTile64Grouped, TransposePath::kScalarTile64PipelinedGrouped8}}};
+           TransposePath::kScalarTile64PipelinedStreaming, TransposePath::kVec4x4Deep,
+           TransposePath::kScalarTile64Occ4, TransposePath::kScalarTile64Occ4Grouped}},
+      {8, {TransposePath::kScalarTile64Grouped, TransposePath::kScalarTile64PipelinedGrouped8,
+           TransposePath::kScalarTile64Occ4Grouped}}};
   // 2100 rows: 17 tile rows of 128 (16 + 1 per group); 4100 rows: 17 of 256; 2107: 33 of 64.
   const std::vector<std::pair<int64_t, int64_t>> shapes = {{1, 4000}, {4000, 1},  {33, 65},   {16383, 17},
                                                            {17, 16383}, {2100, 300}, {4100, 260}, {2107, 300},

@@ -1,0 +1,64 @@
+// Names of the transpose paths (benchmark rows, test traces) and which of them need aligned
+// rows. Contract: transpose.h.
+#include "kernels/cuda/transpose/transpose.h"
+
+namespace histd::cuda {
+
+const char* TransposePathName(TransposePath path) {
+  switch (path) {
+    case TransposePath::kAuto: return "auto";
+    case TransposePath::kStridedCopy: return "strided_copy";
+    case TransposePath::kBytes4x4: return "bytes4x4 128x128";
+    case TransposePath::kBytes4x4Wide: return "bytes4x4 128x128 line loads";
+    case TransposePath::kBytes4x4Tall: return "bytes4x4 256x128 line loads";
+    case TransposePath::kVec4x4: return "vec4x4";
+    case TransposePath::kVec2x2: return "vec2x2";
+    case TransposePath::kScalarTile32: return "scalar_tile32";
+    case TransposePath::kScalarTile64: return "scalar_tile64";
+    case TransposePath::kScalarTile64Pipelined: return "scalar_tile64 pipelined";
+    case TransposePath::kScalarTile64DeepPipelined: return "scalar_tile64x4 pipelined";
+    case TransposePath::kBytes16x4: return "bytes16x4 128x128";
+    case TransposePath::kBytes16x4Deep: return "bytes16x4 128x128 128 threads";
+    case TransposePath::kBytes16x4Tall: return "bytes16x4 256x128";
+    case TransposePath::kBytes16x4Wide: return "bytes16x4 128x256";
+    case TransposePath::kBytes16x4Grouped: return "bytes16x4 128x128 grouped16";
+    case TransposePath::kBytes4x4TallGrouped: return "bytes4x4 256x128 line loads grouped16";
+    case TransposePath::kScalarTile32Pipelined: return "scalar_tile32 pipelined";
+    case TransposePath::kScalarTile64Grouped: return "scalar_tile64 grouped16";
+    case TransposePath::kScalarTile64PipelinedGrouped8: return "scalar_tile64 pipelined grouped8";
+    case TransposePath::kScalarTile64PipelinedGrouped32: return "scalar_tile64 pipelined grouped32";
+    case TransposePath::kBytes16x4Streaming: return "bytes16x4 128x128 streaming";
+    case TransposePath::kScalarTile64PipelinedStreaming: return "scalar_tile64 pipelined streaming";
+    case TransposePath::kVec4x4Deep: return "vec4x4 128 threads";
+    case TransposePath::kScalarTile64Occ4: return "scalar_tile64 4 blocks/SM";
+    case TransposePath::kScalarTile64Occ4Grouped: return "scalar_tile64 4 blocks/SM grouped16";
+    case TransposePath::kBytes16x4OneTile: return "bytes16x4 128x128 one tile/block 8 blocks/SM";
+    case TransposePath::kBytes16x4OneTileGrouped: return "bytes16x4 128x128 one tile/block 8 blocks/SM grouped16";
+  }
+  return "?";
+}
+
+bool TransposePathNeedsAlignedRows(TransposePath path) {
+  switch (path) {
+    case TransposePath::kBytes4x4:
+    case TransposePath::kBytes4x4Wide:
+    case TransposePath::kBytes4x4Tall:
+    case TransposePath::kBytes4x4TallGrouped:
+    case TransposePath::kBytes16x4:
+    case TransposePath::kBytes16x4Deep:
+    case TransposePath::kBytes16x4Tall:
+    case TransposePath::kBytes16x4Wide:
+    case TransposePath::kBytes16x4Grouped:
+    case TransposePath::kBytes16x4Streaming:
+    case TransposePath::kBytes16x4OneTile:
+    case TransposePath::kBytes16x4OneTileGrouped:
+    case TransposePath::kVec4x4:
+    case TransposePath::kVec4x4Deep:
+    case TransposePath::kVec2x2:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace histd::cuda

@@ -143,7 +143,8 @@ class Bench {
             TransposePath::kScalarTile64PipelinedGrouped8, TransposePath::kScalarTile64PipelinedGrouped32,
             TransposePath::kBytes16x4Streaming, TransposePath::kScalarTile64PipelinedStreaming,
             TransposePath::kVec4x4Deep, TransposePath::kScalarTile64Occ4, TransposePath::kScalarTile64Occ4Grouped,
-            TransposePath::kBytes16x4OneTile, TransposePath::kBytes16x4OneTileGrouped}) {
+            TransposePath::kBytes16x4OneTile, TransposePath::kBytes16x4OneTileGrouped,
+            TransposePath::kBytes16x4TallOneTile}) {
         if (s.rows == 1 || s.cols == 1) {  // tiles on a vector: seconds of nothing learnt
           if (p != TransposePath::kAuto && p != TransposePath::kStridedCopy) continue;
         }

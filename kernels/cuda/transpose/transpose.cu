@@ -80,6 +80,7 @@ std::string PathProblem(TransposePath path, const TransposeArgs& r) {
     case TransposePath::kBytes16x4Streaming:
     case TransposePath::kBytes16x4OneTile:
     case TransposePath::kBytes16x4OneTileGrouped:
+    case TransposePath::kBytes16x4TallOneTile:
       return r.elem_bytes == 1 && AlignedTo(r, 16) ? "" : "bytes16x4 needs 1-byte elements, 16-byte aligned";
     case TransposePath::kVec4x4:
     case TransposePath::kVec4x4Deep:
@@ -336,6 +337,8 @@ absl::Status Transpose::run(cudaStream_t stream) {
     case TransposePath::kBytes16x4OneTileGrouped:
       return LaunchTiles<Bytes16x4Tile<tt::Bytes16x4Occ8>, false>(r, "transpose_bytes16x4_one_tile_g16", stream,
                                                                   tt::kGroupRowsBytes);
+    case TransposePath::kBytes16x4TallOneTile:
+      return LaunchTiles<Bytes16x4Tile<tt::Bytes16x4TallOcc4>, false>(r, "transpose_bytes16x4_tall_one_tile", stream);
     case TransposePath::kVec4x4:
       return LaunchTiles<RegisterBlockTile<4, tt::Vec4x4>, true>(r, "transpose_vec4x4", stream);
     case TransposePath::kVec4x4Deep:

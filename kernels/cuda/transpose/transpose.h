@@ -21,8 +21,9 @@
 //   * kStridedCopy   rows == 1 or cols == 1: a transpose is a (strided) copy.
 //   * kBytes4x4      1-byte elements, 4-byte aligned rows: each thread loads 4x4-byte blocks as
 //                    words, transposes them in registers (__byte_perm), tile through shared.
-//   * kBytes16x4*    1-byte elements, 16-byte aligned rows: uint4 loads, raw tile in shared,
-//                    each thread transposes 16 rows x 4 bytes and stores 4 uint4.
+//   * kBytes16x4*    1-byte elements, 16-byte aligned rows: each thread loads 4 rows x 16 bytes
+//                    (uint4), transposes four 4x4-byte blocks in registers, parks the words by
+//                    output row; the store side reads and writes 16 bytes of an output row.
 //   * *Grouped       the same kernels with tiles numbered in groups of tile rows (squarer
 //                    region in flight).
 //   * kVec4x4        4-byte elements, 16-byte aligned rows: 4x4 blocks as uint4.
@@ -88,6 +89,7 @@ enum class TransposePath {
   kScalarTile64Occ4Grouped,        // the same in grouped order (16 tile rows)
   kBytes16x4OneTile,               // bytes16x4 128x128, one tile per block, 32 registers: 8 blocks/SM
   kBytes16x4OneTileGrouped,        // the same in grouped order (16 tile rows)
+  kBytes16x4TallOneTile,           // bytes16x4 256x128, one tile per block, 32 registers: 4 blocks/SM
 };
 // True for the paths that need aligned rows (see PathProblem in transpose.cu): 16 bytes for
 // vec4x4, vec2x2 and bytes16x4*, 4 bytes for bytes4x4*.

@@ -34,6 +34,7 @@ const char* TransposePathName(TransposePath path) {
     case TransposePath::kScalarTile64Occ4Grouped: return "scalar_tile64 4 blocks/SM grouped16";
     case TransposePath::kBytes16x4OneTile: return "bytes16x4 128x128 one tile/block 8 blocks/SM";
     case TransposePath::kBytes16x4OneTileGrouped: return "bytes16x4 128x128 one tile/block 8 blocks/SM grouped16";
+    case TransposePath::kBytes16x4TallOneTile: return "bytes16x4 256x128 one tile/block 4 blocks/SM";
   }
   return "?";
 }
@@ -52,6 +53,7 @@ bool TransposePathNeedsAlignedRows(TransposePath path) {
     case TransposePath::kBytes16x4Streaming:
     case TransposePath::kBytes16x4OneTile:
     case TransposePath::kBytes16x4OneTileGrouped:
+    case TransposePath::kBytes16x4TallOneTile:
     case TransposePath::kVec4x4:
     case TransposePath::kVec4x4Deep:
     case TransposePath::kVec2x2:

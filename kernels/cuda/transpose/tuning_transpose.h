@@ -101,6 +101,11 @@ struct Bytes16x4Occ8 : Bytes16x4 {
   static constexpr int kMinBlocksPerSm = 8;
 };
 
+// 256 x 128 bytes, one tile per block, 32 registers: 4 blocks of 512 threads per SM.
+struct Bytes16x4TallOcc4 : Bytes16x4Tall {
+  static constexpr int kMinBlocksPerSm = 4;
+};
+
 // The same with streaming cache hints: loads __ldcs (ld.global.cs), stores __stcs
 // (st.global.cs, evict first). Candidates, not yet measured.
 struct Bytes16x4Streaming : Bytes16x4 {

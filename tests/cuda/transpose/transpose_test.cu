@@ -107,7 +107,8 @@ void RunCase(const Case& c, uint64_t seed) {
 std::vector<TransposePath> Bytes16Paths() {
   return {TransposePath::kBytes16x4, TransposePath::kBytes16x4Deep, TransposePath::kBytes16x4Tall,
           TransposePath::kBytes16x4Wide, TransposePath::kBytes16x4Grouped, TransposePath::kBytes16x4Streaming,
-          TransposePath::kBytes16x4OneTile, TransposePath::kBytes16x4OneTileGrouped};
+          TransposePath::kBytes16x4OneTile, TransposePath::kBytes16x4OneTileGrouped,
+          TransposePath::kBytes16x4TallOneTile};
 }
 
 std::vector<TransposePath> PathsFor(int eb, int64_t rows, int64_t cols) {

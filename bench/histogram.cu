@@ -12,6 +12,10 @@
 // Floor: the device copy bandwidth measured here (read + write), over 4 MiB read + 2 MiB
 // written per histogram (service: 4 bytes read per sample). Bins are reset (untimed)
 // before every repetition; the median of the repetitions is reported.
+// Rows "cluster-resident N" are HistogramStrategy::kClusterResident with config N of
+// kClusterResidentConfigs: the whole histogram (or 1/passes of it) in the shared memory of
+// a thread-block cluster, samples applied through distributed shared memory, one merge per
+// (histogram, pass). A row marked FAILED could not launch on this device (error shown).
 // "matches ref" compares the result of the last repetition with a CPU reference loop on
 // the first histograms (service: on every batch of the first 8 histograms).
 #include <cub/device/device_histogram.cuh>
@@ -26,6 +30,7 @@
 
 #include "bench/bench_util.cuh"
 #include "bench/histogram_workloads.cuh"
+#include "kernels/cuda/histogram/cluster_resident_geometry.h"
 #include "kernels/cuda/histogram/histogram_accumulate.h"
 #include "kernels/cuda/histogram/histogram_tuning.h"
 #include "kernels/cuda/histogram/roulo_variants.h"
@@ -170,6 +175,10 @@ void PrintTable(const Setup& s, const std::vector<Row>& rows, double naive_ms, d
                "exact (design)", "matches CPU ref here"});
   const double cub_ms = cub_ms_per_item * s.items.size();
   for (const Row& r : rows) {
+    if (r.ms <= 0) {  // failed to launch: no figures
+      t.Add({r.variant, "-", "-", "-", "-", "-", "-", r.exact, r.matches});
+      continue;
+    }
     const double us = r.ms * 1e3 / units;
     const double sps = s.total / (r.ms * 1e-3);
     t.Add({r.variant, hb::Fmt("%.2f", us), svc ? hb::Fmt("%.1f", sps / 1e9) : hb::Fmt("%.3g", sps),
@@ -267,6 +276,22 @@ void RunWorkload(Setup& s, double copy_gbs) {
   hc::HistogramAccumulateOptions g;
   g.strategy = hc::HistogramStrategy::kGlobalOnly;
   prods.push_back({"exact global CAS only (no window)", g});
+  namespace hg = histd::cuda::histogram;
+  for (int c = 0; c < hg::kClusterResidentConfigCount; ++c) {
+    const auto& k = hg::kClusterResidentConfigs[c];
+    const uint32_t lane_bytes = k.lane == hg::ResidentLane::k8Cas ? 1 : k.lane == hg::ResidentLane::k16Gated ? 2 : 4;
+    const uint32_t capacity = k.lane_smem_bytes / lane_bytes / hg::kResidentGranule * hg::kResidentGranule;
+    const uint32_t passes = hg::ResidentGeometry::For(0, kBins, k.cluster, capacity).passes;
+    const char* lane = k.lane == hg::ResidentLane::k8Cas     ? "8-bit lanes, remote load+CAS"
+                       : k.lane == hg::ResidentLane::k16Gated ? "16-bit lanes, remote read-gated RED"
+                                                              : "32-bit lanes, remote RED";
+    hc::HistogramAccumulateOptions o;
+    o.strategy = hc::HistogramStrategy::kClusterResident;
+    o.config = c;
+    prods.push_back({hb::Fmt("cluster-resident %d: cluster %d x %d thr, ", c, k.cluster, k.threads) + lane +
+                         hb::Fmt(", %d in flight%s, %u pass(es) of 2M bins", k.pending,
+                                 k.warp_dedup ? ", warp-combined" : "", passes), o});
+  }
   hc::HistogramAccumulateOptions probe_misses, probe_merge;
   probe_misses.bench_probe = 1;
   probe_merge.bench_probe = 2;
@@ -284,6 +309,17 @@ void RunWorkload(Setup& s, double copy_gbs) {
     CHECK_STATUS(op.can_implement(args));
     void* ws;
     BENCH_CUDA(cudaMalloc(&ws, std::max<size_t>(256, op.get_workspace_size(args))));
+    // A variant that cannot launch here (e.g. a 16-block cluster the device does not
+    // schedule) is reported and skipped, not fatal.
+    const absl::Status first = op.run(args, ws, nullptr);
+    const cudaError_t sync = cudaDeviceSynchronize();
+    if (!first.ok() || sync != cudaSuccess) {
+      const std::string why = !first.ok() ? std::string(first.message()) : cudaGetErrorName(sync);
+      std::fprintf(stderr, "%s: %s\n", p.name.c_str(), why.c_str());
+      rows.push_back({p.name + " (FAILED: " + why + ")", 0.0, "-", "-"});
+      BENCH_CUDA(cudaFree(ws));
+      continue;
+    }
     const double ms = TimeWithReset(reset, [&] { CHECK_STATUS(op.run(args, ws, nullptr)); }, reps);
     BENCH_CUDA(cudaFree(ws));
     const bool probe = p.o.bench_probe != 0;

@@ -11,6 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "kernels/cuda/common/cuda_status.h"
 #include "kernels/cuda/histogram/agent_hot_window.cuh"
+#include "kernels/cuda/histogram/cluster_resident.h"
 #include "kernels/cuda/histogram/histogram_tuning.h"
 
 namespace histd::cuda {
@@ -134,6 +135,19 @@ absl::Status HistogramAccumulate::can_implement(const HistogramAccumulateArgs& a
     return absl::InvalidArgumentError("histogram: work and outflow must be device pointers");
   if (args.total_samples > 0 && args.samples == nullptr)
     return absl::InvalidArgumentError("histogram: samples must be a device pointer");
+  if (UsesClusterResident(args)) {
+    const int rc = o.strategy == HistogramStrategy::kClusterResident ? o.config : -1;
+    if (rc < -1 || rc >= histogram::kClusterResidentConfigCount)
+      return absl::InvalidArgumentError(absl::StrFormat("histogram: cluster-resident config %d out of range", rc));
+    if (args.work_count > histogram::kClusterResidentMaxItems)
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "histogram: cluster-resident takes at most %d work items", histogram::kClusterResidentMaxItems));
+    const int c = rc < 0 ? histogram::kDefaultClusterResidentConfig : rc;
+    if (histogram::kClusterResidentConfigs[c].lane == histogram::ResidentLane::k32Red &&
+        args.total_samples >= (uint64_t{1} << 32))
+      return absl::InvalidArgumentError("histogram: 32-bit resident lanes take < 2^32 samples per launch");
+    return absl::OkStatus();
+  }
   if (o.config < -1 || o.config >= histogram::kHotWindowConfigCount)
     return absl::InvalidArgumentError(absl::StrFormat("histogram: config %d out of range", o.config));
   const int config = o.config < 0 ? histogram::kDefaultHotWindowConfig : o.config;
@@ -150,7 +164,15 @@ absl::Status HistogramAccumulate::can_implement(const HistogramAccumulateArgs& a
 
 size_t HistogramAccumulate::get_workspace_size(const HistogramAccumulateArgs& args) const {
   if (args.work_count <= 0) return 0;
+  if (UsesClusterResident(args)) return histogram::ResidentWorkspaceBytes(args.work_count);
   return (sizeof(uint32_t) * (size_t(args.work_count) + 1) + 255) / 256 * 256;
+}
+
+bool HistogramAccumulate::UsesClusterResident(const HistogramAccumulateArgs& args) {
+  const HistogramStrategy s = args.options.strategy;
+  return s == HistogramStrategy::kClusterResident ||
+         (s == HistogramStrategy::kAuto && histogram::kAutoPicksClusterResident &&
+          histogram::PreferClusterResident(args.total_samples, args.work_count));
 }
 
 absl::Status HistogramAccumulate::run(const HistogramAccumulateArgs& args, void* workspace,
@@ -165,6 +187,11 @@ absl::Status HistogramAccumulate::run(const HistogramAccumulateArgs& args, void*
     device_ = device;
   }
   const HistogramAccumulateOptions& o = args.options;
+  if (UsesClusterResident(args)) {
+    const int rc = o.strategy == HistogramStrategy::kClusterResident && o.config >= 0
+                       ? o.config : histogram::kDefaultClusterResidentConfig;
+    return histogram::RunClusterResident(args, rc, workspace, stream);
+  }
   const int config = o.config < 0 ? histogram::kDefaultHotWindowConfig : o.config;
   const histogram::HotWindowConfig& c = histogram::kHotWindowConfigs[config];
   histogram::HotWindowParams p;

@@ -50,12 +50,19 @@ enum class HistogramStrategy : uint8_t {
   kHotWindow,   // hot window of 16-bit on-chip counters (per block or per cluster) + exact
                 // global misses
   kGlobalOnly,  // no window: every sample is an exact global byte update (the 'blocking CAS' idea)
+  kClusterResident,  // a thread-block cluster holds the whole histogram on chip (distributed
+                     // shared memory); config indexes kClusterResidentConfigs. One cluster
+                     // owns each (histogram, pass): items with the same `bins` pointer are
+                     // folded together, and histograms must not overlap except for sharing
+                     // a word at their ends. At most kClusterResidentMaxItems items; the
+                     // 32-bit-lane config needs total_samples < 2^32.
 };
 
 // Knobs for tests and benchmarks; defaults are the production choice.
 struct HistogramAccumulateOptions {
   HistogramStrategy strategy = HistogramStrategy::kAuto;
-  int config = -1;               // index into kHotWindowConfigs (histogram_tuning.h); -1 = default
+  int config = -1;               // index into kHotWindowConfigs (histogram_tuning.h), or into
+                                 // kClusterResidentConfigs with kClusterResident; -1 = default
   uint32_t tile_samples = 0;     // samples per block tile; 0 = the config's default
   uint32_t max_window_bins = 0;  // clamp the hot window (tests force misses); 0 = capacity
   int miss_guess = -1;           // misses: 0 load + CAS, 1 CAS guessing 0 first; -1 = default
@@ -83,6 +90,8 @@ class HistogramAccumulate {
   absl::Status run(const HistogramAccumulateArgs& args, void* workspace, cudaStream_t stream);
 
  private:
+  // kClusterResident, or kAuto where the dispatch rule (histogram_tuning.h) picks it.
+  static bool UsesClusterResident(const HistogramAccumulateArgs& args);
   int device_ = -1;
   int sm_count_ = 0;
 };

@@ -47,6 +47,56 @@ inline constexpr int kDefaultHotWindowConfig = 1;
 // H100: within +-3% either way (uniform/service slightly faster, Roulo slower): off.
 inline constexpr bool kDefaultMissGuessZero = false;
 
+// ---- cluster-resident variant (agent_cluster_resident.cuh) ---------------------------
+// A thread-block cluster keeps the WHOLE histogram (or 1/passes of it) on chip, spread
+// over its blocks' shared memory in 256-bin granules (granule g -> block g % cluster), and
+// every sample is applied to the owning block's lanes through distributed shared memory.
+enum class ResidentLane : uint8_t {
+  k8Cas,     // one-byte lanes, remote load + CAS loop on the word, never above cap
+  k16Gated,  // 16-bit lanes, remote read; red.add only while the lane reads < cap
+  k32Red,    // 32-bit lanes, unconditional red.add; clamped to cap at write-out
+};
+
+struct ClusterResidentConfig {
+  int threads;               // per block (one block per SM)
+  int cluster;               // blocks per cluster: 8 (portable) or 16 (non-portable)
+  ResidentLane lane;
+  int pending;               // remote updates one thread issues back to back
+  uint32_t lane_smem_bytes;  // dynamic shared memory of lanes per block
+  bool warp_dedup;           // combine a warp's samples of one bin first (__match_any_sync)
+};
+
+// Candidates; NOT yet measured (bench rows "cluster-resident ..."). Lanes per pass:
+// cluster * lane_smem_bytes / lane bytes; Roulo's 2M bins take 1 pass (configs 0, 5),
+// 2 (configs 1, 3) or 3 (configs 2, 4, 6); every pass streams all samples of the histogram.
+inline constexpr ClusterResidentConfig kClusterResidentConfigs[] = {
+    {1024, 16, ResidentLane::k8Cas, 4, 200 * 1024, false},     // 0: 3.2M bins per pass
+    {1024, 16, ResidentLane::k16Gated, 2, 200 * 1024, false},  // 1: 1.6M bins per pass
+    {1024, 16, ResidentLane::k32Red, 8, 200 * 1024, false},    // 2: 0.8M bins per pass
+    {1024, 8, ResidentLane::k8Cas, 4, 200 * 1024, false},      // 3: 1.6M bins per pass
+    {1024, 8, ResidentLane::k16Gated, 4, 200 * 1024, false},   // 4: 0.8M bins per pass
+    {1024, 16, ResidentLane::k8Cas, 4, 200 * 1024, true},      // 5: as 0, warp-combined
+    {1024, 16, ResidentLane::k32Red, 8, 200 * 1024, true},     // 6: as 2, warp-combined
+};
+inline constexpr int kClusterResidentConfigCount =
+    static_cast<int>(sizeof(kClusterResidentConfigs) / sizeof(kClusterResidentConfigs[0]));
+inline constexpr int kDefaultClusterResidentConfig = 0;
+// Work lists longer than this are refused (the planner pairs items of one histogram in
+// O(n^2) inside one block, with the histogram pointers in shared memory).
+inline constexpr int kClusterResidentMaxItems = 4096;
+// Dispatch rule for kAuto (off until the H100 run says the variant wins): the variant pays
+// a clear + merge of the whole histogram per (histogram, pass) and wins only where the
+// samples per histogram are many; the host sees no bin counts (the work list lives on the
+// device), so the rule is stated per work item: at least 2^19 samples per item on average
+// (Roulo: 2^20 per item, yes; service: 2^16 per item over 2M bins, no) and at most
+// kClusterResidentMaxItems items.
+inline constexpr bool kAutoPicksClusterResident = false;
+inline constexpr uint64_t kClusterResidentMinSamplesPerItem = uint64_t{1} << 19;
+inline constexpr bool PreferClusterResident(uint64_t total_samples, int work_count) {
+  return work_count > 0 && work_count <= kClusterResidentMaxItems &&
+         total_samples / static_cast<uint64_t>(work_count) >= kClusterResidentMinSamplesPerItem;
+}
+
 // Window choice: a coarse grid of at most kGridRows x kGridCols cells counts a strided
 // sample of the tile; the densest rectangle of cells that fits the window wins.
 inline constexpr int kGridRows = 32;

@@ -79,10 +79,13 @@ struct HarnessResult {
 // Packs, runs and downloads. `bins_misalign` offsets the first histogram (0..3 bytes);
 // histograms follow each other with no padding; `sample_gap` words are inserted before
 // each item's samples (odd values misalign 16-byte loads and, for pairs, 8-byte ones).
+// With `run_status`, a failed run() is stored there (not a test failure) and the result is
+// empty; without it, a failed run() fails the test.
 inline HarnessResult RunHarness(const std::vector<HostHistogram>& hists,
                                 const std::vector<HostItem>& items,
                                 const cuda::HistogramAccumulateOptions& options,
-                                uint32_t bins_misalign = 0, uint32_t sample_gap = 0) {
+                                uint32_t bins_misalign = 0, uint32_t sample_gap = 0,
+                                absl::Status* run_status = nullptr) {
   HarnessResult out;
   std::vector<uint64_t> hist_off(hists.size());
   uint64_t bin_bytes = bins_misalign;
@@ -136,6 +139,10 @@ inline HarnessResult RunHarness(const std::vector<HostHistogram>& hists,
   auto ws = cuda::DeviceBuffer::Allocate(ws_bytes).value();
   if (ws_bytes) PoisonDevice(ws.get(), ws_bytes);
   const absl::Status st = op.run(args, ws.get(), nullptr);
+  if (run_status != nullptr) {
+    *run_status = st;
+    if (!st.ok()) return out;
+  }
   EXPECT_TRUE(st.ok()) << st;
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   std::vector<uint8_t> after(host_bins.size());

@@ -6,18 +6,28 @@
 //                       inside each thread's vector, one warp scan per vector row, then the
 //                       warps in order. Unaligned heads and ragged tails are read and
 //                       written element by element; everything else in 16-byte accesses.
-//   LookbackScanKernel  single pass: tiles taken by ticket, prefixes from tile_prefix.cuh.
+//   LookbackScanKernel  single pass: tiles taken by ticket, prefixes from tile_prefix.cuh
+//                       (grouped) or chained_prefix.cuh (Tuning::kChained).
 //   WarpRowScanKernel   one warp per short row (scan along each row).
 //   ColumnScanKernel    one thread per column walks down a chunk of rows, from a carry.
 //
 // Work type A: what values are added in (double for floats, uint64_t for integers), S: the
 // result type. Every combination runs in a fixed order, so results are deterministic.
+//
+// Widening outputs (S wider than T, e.g. u8 -> u64: a lane's 16-byte input vector becomes
+// 128 bytes of output) go through a warp-private shared-memory stage, so that every warp
+// store writes 512 contiguous bytes. Without it (H100, run 3) the compiler split each lane's
+// 128 bytes into 4- and 8-byte stores 128 bytes apart, 32 lines per store instruction, and
+// the u8 -> u64 scans of a 2 MiB histogram took ~80 us (~240 GB/s) instead of ~10 us:
+// that was the "open performance bug", not the look-back (PTX of the old kernel: no
+// st.global.v4 at all, 30 st.global.u32 + 17 st.global.u64 per thread).
 #pragma once
 
 #include <cuda_runtime.h>
 
 #include <cstdint>
 
+#include "kernels/cuda/reduce_scan/chained_prefix.cuh"
 #include "kernels/cuda/reduce_scan/device_types.cuh"
 #include "kernels/cuda/reduce_scan/tile_prefix.cuh"
 #include "kernels/cuda/reduce_scan/tuning.cuh"
@@ -47,6 +57,53 @@ struct TileScan {
   A p[K];         // exclusive prefix of each of this thread's vectors within the warp's span
   A warp_prefix;  // sum of the tile's earlier warps
   A aggregate;    // the tile's sum
+
+  // Output staging for widening scans (see the file comment): one warp's vector row, as
+  // 16-byte chunks, XOR-swizzled against bank conflicts.
+  template <typename S>
+  static constexpr bool kStaged = sizeof(S) * V > 16;
+  template <typename S>
+  static constexpr int StageBytes() { return kStaged<S> ? kThreads * V * int(sizeof(S)) : 16; }
+
+  // Writes one vector row: this lane's V results `vals` for view elements [e0, e0 + V).
+  // vec_ok (uniform over the tile): the row is inside the segment and 16-byte aligned.
+  template <typename S>
+  __device__ __forceinline__ static void StoreVector(S* out_seg, uint64_t len, int shift, uint64_t e0,
+                                                     bool vec_ok, const S (&vals)[V], uint4* stage) {
+    if (vec_ok) {
+      if constexpr (kStaged<S>) {
+        constexpr int kChunks = int(sizeof(S)) * V / 16;  // 16-byte chunks per lane
+        constexpr int kPerChunk = 16 / int(sizeof(S));
+        const int lane = LaneId();
+        uint4* st = stage + (threadIdx.x / kWarp) * (kWarp * kChunks);
+        __syncwarp();  // the previous row's reads of the stage are done
+#pragma unroll
+        for (int c = 0; c < kChunks; ++c) {
+          uint4 w;
+          memcpy(&w, reinterpret_cast<const char*>(vals) + 16 * c, 16);
+          st[lane * kChunks + (c ^ (lane % kChunks))] = w;
+        }
+        __syncwarp();
+        // Lane 0's vector starts the warp's contiguous row of kWarp * V elements.
+        S* row = out_seg + (e0 - uint64_t(lane) * V - shift);
+#pragma unroll
+        for (int i = 0; i < kChunks; ++i) {
+          const int q = i * kWarp + lane;  // chunk of the row
+          const int from = q / kChunks, c = q % kChunks;
+          const uint4 w = st[from * kChunks + (c ^ (from % kChunks))];
+          *reinterpret_cast<uint4*>(row + q * kPerChunk) = w;
+        }
+      } else {
+        StoreVec16<S, V>(out_seg + (e0 - shift), vals);
+      }
+    } else {
+#pragma unroll
+      for (int j = 0; j < V; ++j) {
+        const int64_t i = int64_t(e0 + j) - shift;
+        if (i >= 0 && uint64_t(i) < len) out_seg[i] = vals[j];
+      }
+    }
+  }
 
   __device__ __forceinline__ static uint64_t FirstVector(uint64_t tile) {
     return tile * (uint64_t(kThreads) * K) + (threadIdx.x / kWarp) * (kWarp * K) + LaneId();
@@ -107,7 +164,7 @@ struct TileScan {
   // scans and stores one vector row k at a time, so only `raw` stays live in registers.
   template <typename S>
   __device__ __forceinline__ void ScanStore(S* out_seg, uint64_t len, int shift, uint64_t tile,
-                                            A tile_prefix, bool inclusive) const {
+                                            A tile_prefix, bool inclusive, uint4* stage) const {
     const int lane = LaneId();
     const A tp = tile_prefix + warp_prefix;
     const uint64_t q0 = FirstVector(tile);
@@ -134,16 +191,7 @@ struct TileScan {
 #pragma unroll
         for (int j = 1; j < V; ++j) vals[j] = static_cast<S>(tp + (pk + xv[j - 1]));
       }
-      const uint64_t e0 = (q0 + uint64_t(k) * kWarp) * V;
-      if (vec_ok) {
-        StoreVec16<S, V>(out_seg + (e0 - shift), vals);
-      } else {
-#pragma unroll
-        for (int j = 0; j < V; ++j) {
-          const int64_t i = int64_t(e0 + j) - shift;
-          if (i >= 0 && uint64_t(i) < len) out_seg[i] = vals[j];
-        }
-      }
+      StoreVector<S>(out_seg, len, shift, (q0 + uint64_t(k) * kWarp) * V, vec_ok, vals, stage);
     }
   }
 
@@ -188,7 +236,7 @@ struct TileScan {
   // Writes the tile's results, given the sum of everything before the tile.
   template <typename S>
   __device__ __forceinline__ void Store(S* out_seg, uint64_t len, int shift, uint64_t tile,
-                                        A tile_prefix, bool inclusive) const {
+                                        A tile_prefix, bool inclusive, uint4* stage) const {
     const A tp = tile_prefix + warp_prefix;
     const uint64_t q0 = FirstVector(tile);
     const bool vec_ok = Interior(len, shift, tile) &&
@@ -204,16 +252,7 @@ struct TileScan {
 #pragma unroll
         for (int j = 1; j < V; ++j) vals[j] = static_cast<S>(tp + x[k][j - 1]);
       }
-      const uint64_t e0 = (q0 + uint64_t(k) * kWarp) * V;
-      if (vec_ok) {
-        StoreVec16<S, V>(out_seg + (e0 - shift), vals);
-      } else {
-#pragma unroll
-        for (int j = 0; j < V; ++j) {
-          const int64_t i = int64_t(e0 + j) - shift;
-          if (i >= 0 && uint64_t(i) < len) out_seg[i] = vals[j];
-        }
-      }
+      StoreVector<S>(out_seg, len, shift, (q0 + uint64_t(k) * kWarp) * V, vec_ok, vals, stage);
     }
   }
 };
@@ -228,12 +267,20 @@ __global__ void __launch_bounds__(Tuning::kThreads, Tuning::kMinBlocks)
                        unsigned long long* words, bool inclusive) {
   using Tile = TileScan<T, A, Tuning>;
   __shared__ typename Tile::Shared sh;
+  __shared__ uint4 stage[Tile::template StageBytes<S>() / 16];
+  static_assert(sizeof(typename Tile::Shared) + Tile::template StageBytes<S>() +
+                        (Tuning::kChained ? sizeof(ChainedLookbackShared<A, Tuning::kLookbackWindows>) : 0) <=
+                    48 * 1024,
+                "static shared memory of the scan tile");
   // Tiles in the order blocks start (see tile_prefix.cuh, "Progress"). An H100 run with
   // blockIdx.x instead (no atomic), together with another look-back protocol, was 2-3x
   // slower at 2^24..2^28 elements; the ticket stays until the two are measured apart.
-  if (threadIdx.x == 0) sh.ticket = atomicAdd(ticket, 1ull);
-  __syncthreads();
-  const uint64_t id = sh.ticket;
+  uint64_t id = blockIdx.x;
+  if constexpr (Tuning::kTicket) {
+    if (threadIdx.x == 0) sh.ticket = atomicAdd(ticket, 1ull);
+    __syncthreads();
+    id = sh.ticket;
+  }
   const uint64_t seg = id / lay.tiles, t = id % lay.tiles;
   const T* p = in + seg * seg_stride;
   const int shift = ShiftOf(p);
@@ -246,15 +293,23 @@ __global__ void __launch_bounds__(Tuning::kThreads, Tuning::kMinBlocks)
     tile.ScanLocal(sh);
     aggregate = tile.aggregate;
   }
-  if (threadIdx.x < kWarp) {
-    const A prefix = TilePrefix(PrefixStore<A>{words}, lay, seg, t, aggregate);
-    if (threadIdx.x == 0) sh.prefix = prefix;
+  if constexpr (Tuning::kChained) {
+    __shared__ ChainedLookbackShared<A, Tuning::kLookbackWindows> look;
+    if (threadIdx.x < kWarp) {
+      const A prefix = ChainedTilePrefix(PrefixStore<A>{words}, lay, seg, t, aggregate, look);
+      if (threadIdx.x == 0) sh.prefix = prefix;
+    }
+  } else {
+    if (threadIdx.x < kWarp) {
+      const A prefix = TilePrefix(PrefixStore<A>{words}, lay, seg, t, aggregate);
+      if (threadIdx.x == 0) sh.prefix = prefix;
+    }
   }
   __syncthreads();
   if constexpr (Tuning::kReduceFirst) {
-    tile.ScanStore(out + seg * seg_stride, seg_len, shift, t, sh.prefix, inclusive);
+    tile.ScanStore(out + seg * seg_stride, seg_len, shift, t, sh.prefix, inclusive, stage);
   } else {
-    tile.Store(out + seg * seg_stride, seg_len, shift, t, sh.prefix, inclusive);
+    tile.Store(out + seg * seg_stride, seg_len, shift, t, sh.prefix, inclusive, stage);
   }
 }
 

@@ -33,9 +33,10 @@ struct ScanPlan {
   static constexpr size_t kTicketBytes = 16;
 };
 
-// T: input, A: work type (what is added), Tuning: ScanTuningT.
+// T: input, A: work type (what is added), Tuning: ScanTuningT. allow_warp_rows = false keeps
+// short rows on the tile kernel (a block per row when a row fits one tile; a measured variant).
 template <typename T, typename A, typename Tuning>
-ScanPlan MakeScanPlan(const ScanArgs& a, int sms) {
+ScanPlan MakeScanPlan(const ScanArgs& a, int sms, bool allow_warp_rows = true) {
   ScanPlan p;
   const uint64_t n = a.rows * a.cols;
   if (n == 0) return p;
@@ -47,13 +48,18 @@ ScanPlan MakeScanPlan(const ScanArgs& a, int sms) {
     p.segments = contiguous ? 1 : a.rows;
     p.seg_len = contiguous ? n : a.cols;
     p.seg_stride = contiguous ? 0 : a.cols;
-    const uint64_t tiles = CeilDiv(p.seg_len + V - 1, kTile);  // covers the view, any shift
-    if (!contiguous && tiles <= kScanWarpPerRowMaxTiles) {
+    // Tiles covering the 16-byte view of a segment: its exact shift where every segment
+    // has the same one (one segment, or a row pitch of whole 16-byte vectors), else the
+    // worst case. (The worst case gave 256 x 8192 u8 rows a fifth, empty tile.)
+    const bool same_shift = contiguous || (p.seg_stride * sizeof(T)) % 16 == 0;
+    const uint64_t shift = same_shift ? uint64_t(ShiftOf(static_cast<const T*>(a.input))) : V - 1;
+    const uint64_t tiles = CeilDiv(p.seg_len + shift, kTile);
+    if (!contiguous && allow_warp_rows && tiles <= kScanWarpPerRowMaxTiles) {
       p.kind = ScanPlan::Kind::kWarpRows;
       return p;
     }
     p.kind = ScanPlan::Kind::kLookback;
-    p.layout = MakePrefixLayout(p.segments, tiles);
+    p.layout = Tuning::kChained ? MakeChainedLayout(p.segments, tiles) : MakePrefixLayout(p.segments, tiles);
     p.workspace_bytes = ScanPlan::kTicketBytes + p.layout.entries * PrefixStore<A>::BytesPerEntry();
     return p;
   }

@@ -69,7 +69,7 @@ __global__ void __launch_bounds__(Tuning::kThreads)
     Tile tile;
     tile.Load(in, n, shift, t);
     tile.ScanLocal(sh);
-    tile.Store(out, n, shift, t, start, inclusive);
+    tile.Store(out, n, shift, t, start, inclusive, nullptr);  // f32 -> f32: no stage
     start = start + tile.aggregate;
     __syncthreads();  // sh is rewritten by the next tile
   }

@@ -11,8 +11,11 @@
 //     Error bound: |out[i] - exact| <= ~(64 + n / 32768) * eps * sum_{k<=i} |x[k]|.
 //   - Exclusive: out[0] = 0, out[i] = x[0] + ... + x[i-1] (per row / column for kCols / kRows).
 //   - Determinism: single-pass decoupled look-back whose inter-tile prefixes are combined in
-//     an order fixed by the tile index alone (see tile_prefix.cuh), over a fixed tiling; the
-//     same input on the same device gives the same bits every run (floats too).
+//     an order fixed by the tile index alone (see tile_prefix.cuh, the default, and the
+//     measured CUB-style alternative chained_prefix.cuh, whose every tile prefix is a left
+//     fold continued from whichever earlier prefix is visible), over a fixed tiling (a
+//     function of the shape, dtype, tuning and input address modulo 16); the same input on
+//     the same device gives the same bits every run (floats too).
 //   - Any size (64-bit offsets), any natural-aligned input and output pointers; 16-byte
 //     loads and stores wherever the alignment allows.
 //

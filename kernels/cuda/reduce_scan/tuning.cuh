@@ -20,10 +20,10 @@ struct ReduceTuningT {
   static constexpr int kVectorsPerThread = kVectorsPerThread_;
   static constexpr int kBlocksPerSm = kBlocksPerSm_;
 };
-// H100, f32 sum (bench/results/reduce_scan.md): 256 x 4 x 4 reaches 0.99-1.00 x CUB at 2^28
-// (3.04-3.06 TB/s) and 0.89 x at 2^20. 256 x 8 x 4 measured 0.3-3% faster in the same runs
-// but was not yet run through the GPU tests, so it is not the default.
-using ReduceTuning = ReduceTuningT<256, 4, 4>;
+// H100, f32 sum (bench/results/reduce_scan.md, run 3): 256 x 8 x 4 measured 0.925 / 0.982 /
+// 0.995 x CUB at 2^20 / 2^24 / 2^28, ahead of the former default 256 x 4 x 4 (0.895 / 0.979 /
+// 0.991, kept as a bench row) at every size; the next GPU run's tests and table confirm it.
+using ReduceTuning = ReduceTuningT<256, 8, 4>;
 
 // Rows shorter than this many 16-byte vectors are reduced one warp per row.
 constexpr uint64_t kWarpPerRowMaxVectors = 256;  // 4 KiB rows
@@ -52,15 +52,31 @@ constexpr int kColumnReduceBlocksPerSm = 8;
 // kMinBlocks: __launch_bounds__ occupancy floor (caps registers). kReduceFirst: reduce the
 // tile for its aggregate, look back, and only then scan it, so that only the raw inputs
 // (not the wider running sums) stay in registers while the tile waits for its prefix.
-template <int kThreads_, int kItems_, int kMinBlocks_ = 1, bool kReduceFirst_ = false>
+// kChained: the inter-tile protocol. false: grouped look-back (tile_prefix.cuh, 32-tile
+// groups, a left fold over group aggregates); true: CUB-style per-tile look-back over
+// windows of 32 predecessors with a left-fold definition of every tile's inclusive prefix
+// (chained_prefix.cuh). Both are deterministic; bench/reduce_scan.cu measures both.
+// kTicket: tiles numbered by an atomic ticket (forward progress guaranteed by the
+// programming model); false: tile = blockIdx.x, as CUB does, which relies on blocks being
+// dispatched in index order (true on NVIDIA GPUs, not promised): a measured variant only.
+template <int kThreads_, int kItems_, int kMinBlocks_ = 1, bool kReduceFirst_ = false,
+          bool kChained_ = false, bool kTicket_ = true, int kLookbackWindows_ = 16>
 struct ScanTuningT {
+  // Chained protocol: windows of 32 predecessors slid over before waiting (see
+  // chained_prefix.cuh): deeper reaches an earlier published prefix in one look-back at
+  // the cost of a longer sequential fold.
   static constexpr int kThreads = kThreads_;
   static constexpr int kItems = kItems_;
   static constexpr int kMinBlocks = kMinBlocks_;
   static constexpr bool kReduceFirst = kReduceFirst_;
+  static constexpr bool kChained = kChained_;
+  static constexpr bool kTicket = kTicket_;
+  static constexpr int kLookbackWindows = kLookbackWindows_;
 };
 // Per input type: 16 bytes in per load; items per thread chosen so that a thread holds
-// 16..24 values. H100 f32: 128 x 24 (CUB's sm90 f32 shape), reduce first, 8 blocks per SM:
+// 16..24 values. Candidates measured next to these in bench/reduce_scan.cu: the chained
+// protocol at several f32 shapes; for u8 histogram CDFs the chained protocol and a block per
+// row (MakeScanPlan(..., allow_warp_rows = false) with 128 x 64 or 256 x 32). H100 f32: 128 x 24 (CUB's sm90 f32 shape), reduce first, 8 blocks per SM:
 // the fastest of nine measured shapes (bench/results/reduce_scan.md, run 2: 0.81 x CUB).
 template <typename T> struct ScanTuningFor { using type = ScanTuningT<128, 24, 8, true>; };
 template <> struct ScanTuningFor<uint8_t> { using type = ScanTuningT<128, 16>; };

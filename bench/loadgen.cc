@@ -37,6 +37,7 @@ ABSL_FLAG(int, cpu_threads, 0, "in-process CPU engine threads (0: every hardware
 ABSL_FLAG(int, staging_buffers, 0, "in-process histd staging buffers (0: server default)");
 ABSL_FLAG(int, staging_buffer_mib, 0, "in-process histd staging buffer MiB (0: default)");
 ABSL_FLAG(int, flush_deadline_us, -1, "in-process histd flush deadline in us (-1: default)");
+ABSL_FLAG(int, stager_threads, -1, "in-process histd stager threads (-1: server default)");
 ABSL_FLAG(bool, server_log, false, "show the in-process server's info log lines");
 ABSL_FLAG(int, producers, 4, "concurrent ingest streams");
 ABSL_FLAG(bool, sweep, false, "run producers = 1, 2, 4, 8 (one set of rows each)");
@@ -154,6 +155,9 @@ int Main() {
     }
     if (absl::GetFlag(FLAGS_staging_buffer_mib) > 0) {
       o.pipeline.staging_buffer_bytes = size_t(absl::GetFlag(FLAGS_staging_buffer_mib)) << 20;
+    }
+    if (absl::GetFlag(FLAGS_stager_threads) >= 0) {
+      o.pipeline.stager_threads = absl::GetFlag(FLAGS_stager_threads);
     }
     if (absl::GetFlag(FLAGS_flush_deadline_us) >= 0) {
       o.pipeline.flush_deadline = absl::Microseconds(absl::GetFlag(FLAGS_flush_deadline_us));

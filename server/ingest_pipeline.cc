@@ -55,7 +55,14 @@ absl::StatusOr<std::unique_ptr<IngestPipeline>> IngestPipeline::Create(
     return absl::InvalidArgumentError(absl::StrFormat(
         "staging_buffer_bytes must be >= 4096, got %d", options.staging_buffer_bytes));
   }
+  if (options.stager_threads < 0) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("stager_threads must be >= 0, got %d", options.stager_threads));
+  }
   std::unique_ptr<IngestPipeline> p(new IngestPipeline(engine, options));
+  if (options.stager_threads > 0) {
+    p->stagers_ = std::make_unique<WorkerPool>(options.stager_threads);
+  }
   for (int i = 0; i < options.staging_buffers; ++i) {
     absl::StatusOr<std::unique_ptr<StagingBuffer>> buffer =
         engine.CreateStagingBuffer(options.staging_buffer_bytes);
@@ -99,6 +106,15 @@ void IngestPipeline::Submit(Message message, StagedCallback on_staged, AckCallba
     m->on_staged();
     return;
   }
+  if (stagers_ != nullptr && bytes >= options_.stage_inline_below_bytes) {
+    stagers_->Schedule([this, m] { SubmitAccepted(m); });
+  } else {
+    SubmitAccepted(m);
+  }
+}
+
+void IngestPipeline::SubmitAccepted(const std::shared_ptr<PendingMessage>& m) {
+  const size_t bytes = m->message.samples.size();
   HistogramEntry& entry = *m->message.histogram;
   absl::Status status = CheckIngestMessage(entry.spec(), m->message.kind, bytes);
   if (status.ok() && bytes > options_.staging_buffer_bytes) {
@@ -249,9 +265,12 @@ void IngestPipeline::FlusherLoop() {
           in_flight_ += 1;
           break;
         }
-        if (!waiting_.empty() && (current_ != nullptr || !free_.empty())) {
+        const int max_resuming = stagers_ != nullptr ? options_.stager_threads : 1;
+        if (!waiting_.empty() && (current_ != nullptr || !free_.empty()) &&
+            resuming_ < max_resuming) {
           to_stage = std::move(waiting_.front());
           waiting_.pop_front();
+          resuming_ += 1;
           break;
         }
         const bool has_data = current_ != nullptr && current_->used > 0;
@@ -260,15 +279,31 @@ void IngestPipeline::FlusherLoop() {
           continue;
         }
         if (stopping_ && !has_data && sealed_.empty() && waiting_.empty() && in_flight_ == 0 &&
-            active_submits_ == 0) {
+            active_submits_ == 0 && resuming_ == 0) {
           return;
         }
         flusher_cv_.WaitWithDeadline(&mu_, has_data ? current_->deadline : absl::InfiniteFuture());
       }
     }
     if (to_flush != nullptr) Flush(to_flush);
-    if (to_stage != nullptr && StageOrPark(to_stage, /*resume=*/true)) to_stage->on_staged();
+    if (to_stage != nullptr) {
+      if (stagers_ != nullptr) {
+        stagers_->Schedule([this, to_stage] { Resume(to_stage); });
+      } else {
+        Resume(to_stage);
+      }
+    }
   }
+}
+
+void IngestPipeline::Resume(const std::shared_ptr<PendingMessage>& m) {
+  const bool staged = StageOrPark(m, /*resume=*/true);
+  {
+    absl::MutexLock lock(&mu_);
+    resuming_ -= 1;
+    flusher_cv_.Signal();
+  }
+  if (staged) m->on_staged();
 }
 
 void IngestPipeline::Flush(Slot* slot) {
@@ -371,6 +406,7 @@ void IngestPipeline::Shutdown() {
     flusher_cv_.Signal();
   }
   if (flusher_.joinable()) flusher_.join();
+  if (stagers_ != nullptr) stagers_->Shutdown();  // idle by now: the flusher waited for them
 }
 
 IngestStats IngestPipeline::stats() const {

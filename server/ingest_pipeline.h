@@ -1,7 +1,8 @@
 // The staging and batching layer between the ingest handlers and the engine.
 //
 // Shape (the GPU pipeline replaces what sits behind it, not this interface):
-//   handler --Submit--> validate while copying into the current staging buffer
+//   handler --Submit--> validate while copying into the current staging buffer (on a stager
+//                       thread for large messages, on the caller's thread for small ones)
 //   flusher thread  --> one Engine::Apply per buffer (one IngestItem per message part),
 //                       when the buffer fills or flush_deadline after its first message
 //   Apply's done    --> counters, then each message's ack callback; the buffer is free again
@@ -34,6 +35,7 @@
 #include "kernels/engine.h"
 #include "server/histogram_store.h"
 #include "server/options.h"
+#include "server/worker_pool.h"
 
 namespace histd::server {
 
@@ -86,6 +88,10 @@ class IngestPipeline {
   // Stages what is left of `m`. True when fully staged or rejected; false when parked in
   // waiting_ (at the front when `resume`), in which case the flusher continues it later.
   bool StageOrPark(const std::shared_ptr<PendingMessage>& m, bool resume);
+  // Submit's work after the shutdown check: validation, staging, on_staged.
+  void SubmitAccepted(const std::shared_ptr<PendingMessage>& m);
+  // A parked message resumed by a stager thread.
+  void Resume(const std::shared_ptr<PendingMessage>& m);
   void Reject(const std::shared_ptr<PendingMessage>& m, absl::Status status);
   void SealLocked(Slot* slot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   Slot* SealedReadyLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -109,11 +115,13 @@ class IngestPipeline {
   std::deque<std::shared_ptr<PendingMessage>> waiting_ ABSL_GUARDED_BY(mu_);
   int in_flight_ ABSL_GUARDED_BY(mu_) = 0;
   int active_submits_ ABSL_GUARDED_BY(mu_) = 0;
+  int resuming_ ABSL_GUARDED_BY(mu_) = 0;  // parked messages handed to stagers
   uint64_t unacknowledged_ ABSL_GUARDED_BY(mu_) = 0;
   bool draining_ ABSL_GUARDED_BY(mu_) = false;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   IngestStats stats_ ABSL_GUARDED_BY(mu_);
   std::thread flusher_;
+  std::unique_ptr<WorkerPool> stagers_;  // null when options_.stager_threads == 0
 };
 
 }  // namespace histd::server

@@ -47,6 +47,9 @@ ABSL_FLAG(uint64_t, staging_buffer_bytes, kDefaults.pipeline.staging_buffer_byte
           "bytes per staging buffer");
 ABSL_FLAG(absl::Duration, flush_deadline, kDefaults.pipeline.flush_deadline,
           "longest a staged message waits for its buffer to fill, e.g. 1ms");
+ABSL_FLAG(int, stager_threads, kDefaults.pipeline.stager_threads,
+          "threads that copy and validate large ingest messages into staging buffers "
+          "(0: the receiving gRPC thread does it)");
 ABSL_FLAG(uint64_t, query_chunk_bytes, kDefaults.query.chunk_bytes,
           "data bytes per QueryChunk when the request does not say");
 ABSL_FLAG(int, rpc_workers, kDefaults.rpc_workers,
@@ -127,6 +130,7 @@ int main(int argc, char** argv) {
   options.pipeline.staging_buffers = absl::GetFlag(FLAGS_staging_buffers);
   options.pipeline.staging_buffer_bytes = absl::GetFlag(FLAGS_staging_buffer_bytes);
   options.pipeline.flush_deadline = absl::GetFlag(FLAGS_flush_deadline);
+  options.pipeline.stager_threads = absl::GetFlag(FLAGS_stager_threads);
   options.query.chunk_bytes = absl::GetFlag(FLAGS_query_chunk_bytes);
   options.rpc_workers = absl::GetFlag(FLAGS_rpc_workers);
   options.shutdown_grace = absl::GetFlag(FLAGS_shutdown_grace);
@@ -134,14 +138,14 @@ int main(int argc, char** argv) {
   histd::server::LogInfo(
       "histd starting: address=%s engine=%s cpu_threads=%d cuda_device=%d max_histograms=%d "
       "max_bins_per_histogram=%d max_message_bytes=%d max_concurrent_streams=%d "
-      "staging_buffers=%d staging_buffer_bytes=%d flush_deadline=%s query_chunk_bytes=%d "
-      "rpc_workers=%d shutdown_grace=%s",
+      "staging_buffers=%d staging_buffer_bytes=%d flush_deadline=%s stager_threads=%d "
+      "query_chunk_bytes=%d rpc_workers=%d shutdown_grace=%s",
       options.address, absl::GetFlag(FLAGS_engine), options.engine.cpu_threads,
       options.engine.cuda_device, options.limits.max_histograms,
       options.limits.max_bins_per_histogram, options.limits.max_message_bytes,
       options.limits.max_concurrent_streams, options.pipeline.staging_buffers,
       options.pipeline.staging_buffer_bytes, absl::FormatDuration(options.pipeline.flush_deadline),
-      options.query.chunk_bytes, options.rpc_workers, absl::FormatDuration(options.shutdown_grace));
+      options.pipeline.stager_threads, options.query.chunk_bytes, options.rpc_workers, absl::FormatDuration(options.shutdown_grace));
 
   // The handler only writes a byte to this pipe; a thread does the shutdown work.
   if (pipe(g_signal_pipe) != 0) {

@@ -40,6 +40,11 @@ struct Options {
     size_t staging_buffer_bytes = size_t{16} << 20;
     // A partly filled staging buffer is applied at the latest this long after its first message.
     absl::Duration flush_deadline = absl::Milliseconds(1);
+    // Threads that copy and validate messages of at least stage_inline_below_bytes into the
+    // staging buffers, and resume parked ones, so that gRPC's callback threads only hand
+    // messages over. 0: every message is staged on the thread that received it.
+    int stager_threads = 4;
+    size_t stage_inline_below_bytes = size_t{64} << 10;
   } pipeline;
 
   struct Query {

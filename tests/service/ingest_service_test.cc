@@ -298,88 +298,103 @@ TEST_P(IngestServiceTest, ConcurrentProducersGiveExactTotals) {
   EXPECT_GT(info.saturated_bins(), 0u);
 }
 
+// Staging on the receiving thread (no stagers) and on stager threads (every message).
+std::vector<std::pair<int, size_t>> StagerModes() { return {{0, 0}, {3, 0}}; }
+
 TEST_P(IngestServiceTest, MessagesLargerThanAStagingBufferAreSplitAndExact) {
-  Options o = DefaultOptions();
-  o.pipeline.staging_buffers = 2;
-  o.pipeline.staging_buffer_bytes = 4096;  // 1024 indices per buffer
-  StartServer(o);
-  const uint64_t seed = TestSeed();
-  SCOPED_TRACE(::testing::Message() << "seed " << seed);
-  std::mt19937_64 rng(seed);
-  const uint32_t rows = 50, cols = 50;
-  ASSERT_TRUE(Create("big", rows, cols, 255).ok());
-  ReferenceHistogram ref(rows, cols, 255);
-  std::vector<v1::IngestRequest> msgs;
-  for (size_t n : {size_t{10000}, size_t{1024}, size_t{1023}, size_t{1025}, size_t{3}, size_t{7777}}) {
-    std::vector<uint32_t> idx = RandomIndices(rng, n, rows * cols);
-    ref.Add(idx);
-    msgs.push_back(IndexMessage(msgs.size() + 1, "big", idx));
+  for (auto [stagers, inline_below] : StagerModes()) {
+    SCOPED_TRACE(::testing::Message() << stagers << " stager threads");
+    Options o = DefaultOptions();
+    o.pipeline.staging_buffers = 2;
+    o.pipeline.staging_buffer_bytes = 4096;  // 1024 indices per buffer
+    o.pipeline.stager_threads = stagers;
+    o.pipeline.stage_inline_below_bytes = inline_below;
+    StartServer(o);
+    const uint64_t seed = TestSeed();
+    SCOPED_TRACE(::testing::Message() << "seed " << seed);
+    std::mt19937_64 rng(seed);
+    const uint32_t rows = 50, cols = 50;
+    ASSERT_TRUE(Create("big", rows, cols, 255).ok());
+    ReferenceHistogram ref(rows, cols, 255);
+    std::vector<v1::IngestRequest> msgs;
+    for (size_t n :
+         {size_t{10000}, size_t{1024}, size_t{1023}, size_t{1025}, size_t{3}, size_t{7777}}) {
+      std::vector<uint32_t> idx = RandomIndices(rng, n, rows * cols);
+      ref.Add(idx);
+      msgs.push_back(IndexMessage(msgs.size() + 1, "big", idx));
+    }
+    // A large message whose last sample is out of range: checked whole before any part is
+    // applied, so nothing of it lands.
+    std::vector<uint32_t> bad = RandomIndices(rng, 5000, rows * cols);
+    bad.back() = rows * cols;
+    msgs.push_back(IndexMessage(99, "big", bad));
+    msgs.push_back(IndexMessage(100, "big", {0}));
+    ref.Add({0});
+    StreamOutcome out = IngestAll(msgs);
+    ASSERT_TRUE(out.status.ok());
+    ASSERT_EQ(out.acks.size(), msgs.size());
+    for (size_t i = 0; i + 2 < msgs.size(); ++i) EXPECT_EQ(out.acks[i].code(), 0) << i;
+    EXPECT_EQ(out.acks[msgs.size() - 2].code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_NE(out.acks[msgs.size() - 2].message().find("sample 4999"), std::string::npos)
+        << out.acks[msgs.size() - 2].message();
+    EXPECT_EQ(out.acks.back().code(), 0);
+    EXPECT_EQ(QueryWhole("big").data, ref.Bytes());
   }
-  // A large message whose last sample is out of range: checked whole before any part is
-  // applied, so nothing of it lands.
-  std::vector<uint32_t> bad = RandomIndices(rng, 5000, rows * cols);
-  bad.back() = rows * cols;
-  msgs.push_back(IndexMessage(99, "big", bad));
-  msgs.push_back(IndexMessage(100, "big", {0}));
-  ref.Add({0});
-  StreamOutcome out = IngestAll(msgs);
-  ASSERT_TRUE(out.status.ok());
-  ASSERT_EQ(out.acks.size(), msgs.size());
-  for (size_t i = 0; i + 2 < msgs.size(); ++i) EXPECT_EQ(out.acks[i].code(), 0) << i;
-  EXPECT_EQ(out.acks[msgs.size() - 2].code(), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_NE(out.acks[msgs.size() - 2].message().find("sample 4999"), std::string::npos)
-      << out.acks[msgs.size() - 2].message();
-  EXPECT_EQ(out.acks.back().code(), 0);
-  EXPECT_EQ(QueryWhole("big").data, ref.Bytes());
 }
 
 TEST_P(IngestServiceTest, BackpressureWithFewSmallBuffersLosesNothing) {
-  Options o = DefaultOptions();
-  o.pipeline.staging_buffers = 2;
-  o.pipeline.staging_buffer_bytes = 4096;
-  o.pipeline.flush_deadline = absl::Microseconds(200);
-  StartServer(o);
-  const uint32_t rows = 32, cols = 32;
-  ASSERT_TRUE(Create("bp", rows, cols, 255).ok());
-  constexpr int kStreams = 6, kMessages = 200;
-  std::vector<std::vector<v1::IngestRequest>> per_stream(kStreams);
-  ReferenceHistogram ref(rows, cols, 255);
-  for (int s = 0; s < kStreams; ++s) {
-    for (int m = 0; m < kMessages; ++m) {
-      std::vector<uint32_t> idx(300 + (m % 7) * 100);  // 1200..3600 bytes: rarely two per buffer
-      for (size_t i = 0; i < idx.size(); ++i) idx[i] = (s * 131 + m * 17 + i * 7) % (rows * cols);
-      ref.Add(idx);
-      per_stream[s].push_back(IndexMessage(m + 1, "bp", idx));
-    }
-  }
-  std::vector<StreamOutcome> outcomes(kStreams);
-  std::vector<std::thread> producers;
-  for (int s = 0; s < kStreams; ++s) {
-    producers.emplace_back([&, s] { outcomes[s] = IngestAll(per_stream[s]); });
-  }
-  std::atomic<bool> done{false};
-  uint64_t max_in_flight = 0;
-  std::thread watcher([&] {
-    while (!done.load()) {
-      v1::ServerStats stats;
-      grpc::ClientContext ctx;
-      if (histograms_->GetServerStats(&ctx, {}, &stats).ok()) {
-        max_in_flight = std::max(max_in_flight, stats.staging_buffers_in_flight());
-        EXPECT_LE(stats.queued_messages(), uint64_t{kStreams});  // one parked per producer at most
+  for (auto [stagers, inline_below] : StagerModes()) {
+    SCOPED_TRACE(::testing::Message() << stagers << " stager threads");
+    Options o = DefaultOptions();
+    o.pipeline.staging_buffers = 2;
+    o.pipeline.staging_buffer_bytes = 4096;
+    o.pipeline.flush_deadline = absl::Microseconds(200);
+    o.pipeline.stager_threads = stagers;
+    o.pipeline.stage_inline_below_bytes = inline_below;
+    StartServer(o);
+    const uint32_t rows = 32, cols = 32;
+    ASSERT_TRUE(Create("bp", rows, cols, 255).ok());
+    constexpr int kStreams = 6, kMessages = 200;
+    std::vector<std::vector<v1::IngestRequest>> per_stream(kStreams);
+    ReferenceHistogram ref(rows, cols, 255);
+    for (int s = 0; s < kStreams; ++s) {
+      for (int m = 0; m < kMessages; ++m) {
+        std::vector<uint32_t> idx(300 + (m % 7) * 100);  // 1200..3600 bytes: rarely two per buffer
+        for (size_t i = 0; i < idx.size(); ++i) idx[i] = (s * 131 + m * 17 + i * 7) % (rows * cols);
+        ref.Add(idx);
+        per_stream[s].push_back(IndexMessage(m + 1, "bp", idx));
       }
-      absl::SleepFor(absl::Milliseconds(1));
     }
-  });
-  for (auto& t : producers) t.join();
-  done = true;
-  watcher.join();
-  EXPECT_LE(max_in_flight, 2u);
-  for (int s = 0; s < kStreams; ++s) {
-    ASSERT_TRUE(outcomes[s].status.ok());
-    ASSERT_EQ(outcomes[s].acks.size(), size_t{kMessages});
-    for (const auto& a : outcomes[s].acks) ASSERT_EQ(a.code(), 0) << a.message();
+    std::vector<StreamOutcome> outcomes(kStreams);
+    std::vector<std::thread> producers;
+    for (int s = 0; s < kStreams; ++s) {
+      producers.emplace_back([&, s] { outcomes[s] = IngestAll(per_stream[s]); });
+    }
+    std::atomic<bool> done{false};
+    uint64_t max_in_flight = 0;
+    std::thread watcher([&] {
+      while (!done.load()) {
+        v1::ServerStats stats;
+        grpc::ClientContext ctx;
+        if (histograms_->GetServerStats(&ctx, {}, &stats).ok()) {
+          max_in_flight = std::max(max_in_flight, stats.staging_buffers_in_flight());
+          EXPECT_LE(stats.queued_messages(),
+                    uint64_t{kStreams});  // one parked per producer at most
+        }
+        absl::SleepFor(absl::Milliseconds(1));
+      }
+    });
+    for (auto& t : producers) t.join();
+    done = true;
+    watcher.join();
+    EXPECT_LE(max_in_flight, 2u);
+    for (int s = 0; s < kStreams; ++s) {
+      ASSERT_TRUE(outcomes[s].status.ok());
+      ASSERT_EQ(outcomes[s].acks.size(), size_t{kMessages});
+      for (const auto& a : outcomes[s].acks) ASSERT_EQ(a.code(), 0) << a.message();
+    }
+    EXPECT_EQ(QueryWhole("bp").data, ref.Bytes());
   }
-  EXPECT_EQ(QueryWhole("bp").data, ref.Bytes());
 }
 
 TEST_P(IngestServiceTest, QueryAfterAckSeesIt) {

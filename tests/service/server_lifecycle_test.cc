@@ -225,6 +225,9 @@ TEST_P(ServerLifecycleTest, StreamThatIgnoresTheNoticeIsCutOffAtTheGrace) {
 // down learn the fate of every message they wrote, and the acknowledged samples are exactly
 // the ones the server applied.
 TEST_P(ServerLifecycleTest, ClientLibraryLearnsTheFateOfEveryMessageAcrossAShutdown) {
+  Options o = DefaultOptions();
+  o.pipeline.stage_inline_below_bytes = 0;  // every message through the stager threads
+  StartServer(o);
   ASSERT_TRUE(Create("busy", 16, 16).ok());
   std::vector<client::IngestSummary> summaries(3);
   std::atomic<int> sending{0};

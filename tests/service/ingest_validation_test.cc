@@ -1,0 +1,114 @@
+// CopyValidatedSamples: the fused copy + check that stages every ingest message. Sizes
+// straddle its internal chunking, offenders sit anywhere (first, chunk edges, last), and the
+// source is misaligned on purpose; the reference is a plain per-sample loop.
+#include "server/ingest_validation.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "tests/service/service_fixture.h"
+
+namespace histd::server::testing {
+namespace {
+
+HistogramSpec Spec(uint32_t rows, uint32_t cols) {
+  HistogramSpec spec;
+  spec.name = "v";
+  spec.shape.rows = rows;
+  spec.shape.cols = cols;
+  spec.shape.cap = 255;
+  spec.x_axis = AxisRange{0, 1};
+  spec.y_axis = AxisRange{0, 1};
+  return spec;
+}
+
+const std::vector<size_t> kCounts = {0, 1, 7, 4095, 4096, 4097, 8191, 8192, 8193, 20000};
+
+TEST(IngestValidationTest, BinIndicesCopyExactlyAndNameTheFirstOffender) {
+  const uint64_t seed = TestSeed();
+  SCOPED_TRACE(::testing::Message() << "seed " << seed);
+  std::mt19937_64 rng(seed);
+  const HistogramSpec spec = Spec(100, 300);
+  const uint32_t bins = 100 * 300;
+  for (size_t count : kCounts) {
+    std::vector<size_t> offenders = {static_cast<size_t>(-1)};  // none
+    if (count > 0) {
+      offenders.insert(offenders.end(), {0, count - 1, count / 2, rng() % count});
+      if (count > 4096) offenders.insert(offenders.end(), {4095, 4096});
+    }
+    for (size_t bad : offenders) {
+      SCOPED_TRACE(::testing::Message() << "count " << count << " offender " << bad);
+      std::vector<uint32_t> v(count);
+      for (auto& x : v) x = static_cast<uint32_t>(rng() % bins);
+      if (bad < count) v[bad] = (rng() % 2) ? bins : std::numeric_limits<uint32_t>::max();
+      // A second offender later on: the message names the first.
+      if (bad < count && bad + 1 < count) v[count - 1] = bins + 5;
+      std::string src(1 + 4 * count, '\0');  // +1: a misaligned copy of the payload
+      std::memcpy(src.data() + 1, v.data(), 4 * count);
+      const auto* p = reinterpret_cast<const uint8_t*>(src.data() + 1);
+      std::vector<uint8_t> dst(4 * count + 8, 0xA5);  // poisoned
+      for (uint8_t* out : {dst.data(), static_cast<uint8_t*>(nullptr)}) {
+        absl::Status s = CopyValidatedSamples(spec, SampleKind::kBinIndex, p, count, out);
+        if (bad >= count) {
+          ASSERT_TRUE(s.ok()) << s;
+          if (out != nullptr) {
+            EXPECT_EQ(std::memcmp(out, v.data(), 4 * count), 0);
+            EXPECT_EQ(dst[4 * count], 0xA5);  // nothing written past the samples
+          }
+        } else {
+          ASSERT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+          EXPECT_NE(s.message().find("sample " + std::to_string(bad) + ":"), std::string::npos)
+              << s;
+        }
+      }
+    }
+  }
+}
+
+TEST(IngestValidationTest, CoordinatesCopyExactlyAndRejectTheFirstNonFinite) {
+  const uint64_t seed = TestSeed();
+  SCOPED_TRACE(::testing::Message() << "seed " << seed);
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> coord(-1e6f, 1e6f);
+  const HistogramSpec spec = Spec(10, 10);
+  const float specials[] = {std::numeric_limits<float>::infinity(),
+                            -std::numeric_limits<float>::infinity(),
+                            std::numeric_limits<float>::quiet_NaN()};
+  for (size_t count : kCounts) {
+    std::vector<size_t> offenders = {static_cast<size_t>(-1)};
+    if (count > 0) offenders.insert(offenders.end(), {0, count - 1, rng() % count});
+    for (size_t bad : offenders) {
+      SCOPED_TRACE(::testing::Message() << "count " << count << " offender " << bad);
+      std::vector<float> xy(2 * count);
+      for (auto& c : xy) c = coord(rng);
+      // Large finite values and subnormals are fine.
+      if (count > 2) {
+        xy[1] = std::numeric_limits<float>::max();
+        xy[2] = std::numeric_limits<float>::denorm_min();
+      }
+      if (bad < count) xy[2 * bad + rng() % 2] = specials[rng() % 3];
+      std::string src(1 + 8 * count, '\0');
+      std::memcpy(src.data() + 1, xy.data(), 8 * count);
+      const auto* p = reinterpret_cast<const uint8_t*>(src.data() + 1);
+      std::vector<uint8_t> dst(8 * count, 0xA5);
+      absl::Status s = CopyValidatedSamples(spec, SampleKind::kCoordXY, p, count, dst.data());
+      if (bad >= count) {
+        ASSERT_TRUE(s.ok()) << s;
+        EXPECT_EQ(std::memcmp(dst.data(), xy.data(), 8 * count), 0);
+      } else {
+        ASSERT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+        EXPECT_NE(s.message().find("sample " + std::to_string(bad) + ":"), std::string::npos)
+            << s;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace histd::server::testing

@@ -19,6 +19,7 @@
 #include "kernels/cuda/reduce_scan/dispatch_reduce.cuh"
 #include "kernels/cuda/reduce_scan/dispatch_scan.cuh"
 #include "kernels/cuda/reduce_scan/reduce.h"
+#include "kernels/cuda/reduce_scan/projection.h"
 #include "kernels/cuda/reduce_scan/row_partition.h"
 #include "kernels/cuda/reduce_scan/scan.h"
 #include "kernels/cuda/reduce_scan/seed_reduce.h"
@@ -129,6 +130,19 @@ Op OurScanF32(const float* in, uint64_t n, float* out, Scratch& ws, int sms) {
   return [=](cudaStream_t s) { BENCH_OK((rs::LaunchScan<float, A, float, Tuning>(plan, in, out, 1, n, true, w, s))); };
 }
 
+// Any dtype / dimension through the dispatch layer with an explicit scan tuning.
+template <typename T, typename Tuning>
+Op TunedScan(const hc::ScanArgs& a, Scratch& ws, int sms, bool allow_warp_rows = true) {
+  using A = typename rs::ScanWorkFor<T>::type;
+  using R = typename rs::Types<T, rs::SumOp>::Result;
+  const rs::ScanPlan plan = rs::MakeScanPlan<T, A, Tuning>(a, sms, allow_warp_rows);
+  void* w = ws.Get(plan.workspace_bytes);
+  return [=](cudaStream_t s) {
+    BENCH_OK((rs::LaunchScan<T, A, R, Tuning>(plan, static_cast<const T*>(a.input), static_cast<R*>(a.output),
+                                              a.rows, a.cols, a.inclusive, w, s)));
+  };
+}
+
 template <typename Api, typename Args>
 Op ViaApi(const Args& a, Scratch& ws) {
   absl::StatusOr<size_t> need = Api::get_workspace_size(a);
@@ -166,10 +180,12 @@ int main() {
     void* cw = cub_ws.Get(cub_bytes);
     red.push_back({"CUB DeviceReduce::Sum", n, TimeUs([&](cudaStream_t st) {
                      BENCH_CUDA(cub::DeviceReduce::Sum(cw, cub_bytes, fin, fout, static_cast<int>(n), st)); }, it, s)});
-    red.push_back({"DeviceReduce (256 thr x 4 vec, 4 blk/SM)", n,
+    red.push_back({"DeviceReduce (256 thr x 8 vec, 4 blk/SM)", n,
                    TimeUs(ViaApi<hc::DeviceReduce>(hc::ReduceArgs{fin, DType::kF32, 1, n, Engine::ReduceOp::kSum, Dim::kAll, fout}, ws), it, s)});
     red.push_back({"  same, finalize without PDL", n, TimeUs(OurReduceF32<rs::ReduceTuning>(fin, n, fout, ws, sms, false), it, s)});
-    red.push_back({"  tuning 256 x 8 vec, 4 blk/SM", n, TimeUs(OurReduceF32<rs::ReduceTuningT<256, 8, 4>>(fin, n, fout, ws, sms), it, s)});
+    red.push_back({"  tuning 256 x 4 vec, 4 blk/SM (former default)", n, TimeUs(OurReduceF32<rs::ReduceTuningT<256, 4, 4>>(fin, n, fout, ws, sms), it, s)});
+    red.push_back({"  tuning 256 x 16 vec, 4 blk/SM", n, TimeUs(OurReduceF32<rs::ReduceTuningT<256, 16, 4>>(fin, n, fout, ws, sms), it, s)});
+    red.push_back({"  tuning 256 x 8 vec, 8 blk/SM", n, TimeUs(OurReduceF32<rs::ReduceTuningT<256, 8, 8>>(fin, n, fout, ws, sms), it, s)});
     red.push_back({"  tuning 256 x 4 vec, 8 blk/SM", n, TimeUs(OurReduceF32<rs::ReduceTuningT<256, 4, 8>>(fin, n, fout, ws, sms), it, s)});
     red.push_back({"  tuning 512 x 4 vec, 2 blk/SM", n, TimeUs(OurReduceF32<rs::ReduceTuningT<512, 4, 2>>(fin, n, fout, ws, sms), it, s)});
     red.push_back({"seed 004 row partition (r <= 1000)", n,
@@ -194,8 +210,22 @@ int main() {
     scan.push_back({"  f32 work 128 x 24, min 5, scan first", n, TimeUs(OurScanF32<float, rs::ScanTuningT<128, 24, 5, false>>(fin, n, fout, ws, sms), it, s)});
     scan.push_back({"  f32 work 128 x 32, min 6, reduce first", n, TimeUs(OurScanF32<float, rs::ScanTuningT<128, 32, 6, true>>(fin, n, fout, ws, sms), it, s)});
     scan.push_back({"  f32 work 256 x 24, min 4, reduce first", n, TimeUs(OurScanF32<float, rs::ScanTuningT<256, 24, 4, true>>(fin, n, fout, ws, sms), it, s)});
-    scan.push_back({"  f64 work 128 x 24, min 4, scan first", n, TimeUs(OurScanF32<double, rs::ScanTuningT<128, 24, 4, false>>(fin, n, fout, ws, sms), it, s)});
-    scan.push_back({"  f64 work 128 x 24, min 6, reduce first", n, TimeUs(OurScanF32<double, rs::ScanTuningT<128, 24, 6, true>>(fin, n, fout, ws, sms), it, s)});
+    // Chained look-back (chained_prefix.cuh): CUB-style per-tile windows, left-fold prefixes.
+    // ScanTuningT<threads, items, min blocks per SM, reduce first, chained>
+    scan.push_back({"  chained 128 x 24, min 8, reduce first", n, TimeUs(OurScanF32<float, rs::ScanTuningT<128, 24, 8, true, true>>(fin, n, fout, ws, sms), it, s)});
+    scan.push_back({"  chained 128 x 24, min 5, scan first", n, TimeUs(OurScanF32<float, rs::ScanTuningT<128, 24, 5, false, true>>(fin, n, fout, ws, sms), it, s)});
+    scan.push_back({"  chained 128 x 32, min 6, reduce first", n, TimeUs(OurScanF32<float, rs::ScanTuningT<128, 32, 6, true, true>>(fin, n, fout, ws, sms), it, s)});
+    scan.push_back({"  chained 256 x 24, min 4, reduce first", n, TimeUs(OurScanF32<float, rs::ScanTuningT<256, 24, 4, true, true>>(fin, n, fout, ws, sms), it, s)});
+    scan.push_back({"  chained 256 x 16, min 4, reduce first", n, TimeUs(OurScanF32<float, rs::ScanTuningT<256, 16, 4, true, true>>(fin, n, fout, ws, sms), it, s)});
+    scan.push_back({"  chained 256 x 32, min 3, reduce first", n, TimeUs(OurScanF32<float, rs::ScanTuningT<256, 32, 3, true, true>>(fin, n, fout, ws, sms), it, s)});
+    scan.push_back({"  chained 512 x 16, min 2, reduce first", n, TimeUs(OurScanF32<float, rs::ScanTuningT<512, 16, 2, true, true>>(fin, n, fout, ws, sms), it, s)});
+    scan.push_back({"  chained 128 x 24, min 8, reduce first, 4 look-back windows", n, TimeUs(OurScanF32<float, rs::ScanTuningT<128, 24, 8, true, true, true, 4>>(fin, n, fout, ws, sms), it, s)});
+    scan.push_back({"  chained 128 x 24, min 8, reduce first, 64 look-back windows", n, TimeUs(OurScanF32<float, rs::ScanTuningT<128, 24, 8, true, true, true, 64>>(fin, n, fout, ws, sms), it, s)});
+    scan.push_back({"  chained 128 x 24, min 8, reduce first, blockIdx order (no ticket)", n, TimeUs(OurScanF32<float, rs::ScanTuningT<128, 24, 8, true, true, false>>(fin, n, fout, ws, sms), it, s)});
+    scan.push_back({"  chained 256 x 24, min 4, reduce first, blockIdx order (no ticket)", n, TimeUs(OurScanF32<float, rs::ScanTuningT<256, 24, 4, true, true, false>>(fin, n, fout, ws, sms), it, s)});
+    scan.push_back({"  grouped 128 x 24, min 8, reduce first, blockIdx order (no ticket)", n, TimeUs(OurScanF32<float, rs::ScanTuningT<128, 24, 8, true, false, false>>(fin, n, fout, ws, sms), it, s)});
+    scan.push_back({"  chained exclusive 128 x 24, min 8, reduce first", n, TimeUs(TunedScan<float, rs::ScanTuningT<128, 24, 8, true, true>>(
+                                                                               hc::ScanArgs{fin, DType::kF32, 1, n, false, Dim::kAll, fout}, ws, sms), it, s)});
     scan.push_back({"seed 004 row partition (reduce, sums-to-starts, scan)", n,
                     TimeUs(ViaApi<hc::RowPartitionScan>(hc::RowPartitionArgs{fin, n, fout, true}, ws), it, s)});
   }
@@ -270,6 +300,51 @@ int main() {
         const double us = per_hist([&](uint64_t h, cudaStream_t st) { ops[h](st); });
         const double gbs = (kBins + item.out_bytes) / (us * 1e3);
         t.Add({item.name, Fmt("%llu", (unsigned long long)count), Fmt("%.2f", us), Fmt("%.0f", gbs),
+               Fmt("%.2f", copy_us / us), Fmt("%.2f", gbs / copy_gbs)});
+      }
+      // Variants: single-launch projections (DeviceProjection) and scan tunings, each over
+      // the same `count` histograms.
+      using PV = hc::ProjectionVariant;
+      using U8 = uint8_t;
+      using Maker = std::function<Op(uint64_t)>;
+      auto proj = [&](Dim dim, PV v, bool pdl) -> Maker {
+        return [=](uint64_t h) -> Op {
+          const hc::ProjectionArgs a{hist + h * kBins, kRows, kCols, dim, reinterpret_cast<uint64_t*>(fout), v, pdl};
+          return [=](cudaStream_t st) { BENCH_OK(hc::DeviceProjection::run(a, st)); };
+        };
+      };
+      auto scan_u8 = [&](Dim dim, auto tuning, bool warp_rows) -> Maker {
+        using Tu = decltype(tuning);
+        return [=, &ws](uint64_t h) -> Op {
+          return TunedScan<U8, Tu>(hc::ScanArgs{hist + h * kBins, DType::kU8, kRows, kCols, true, dim, fout}, ws, sms, warp_rows);
+        };
+      };
+      struct Variant { const char* name; uint64_t out_bytes; Maker make; };
+      const Variant variants[] = {
+          {"  row sums, projection 128 thr x 4 vec (1 launch)", kRows * 8, proj(Dim::kCols, PV::kDefault, false)},
+          {"  row sums, projection 128 x 4, PDL", kRows * 8, proj(Dim::kCols, PV::kDefault, true)},
+          {"  row sums, projection 256 x 2, PDL", kRows * 8, proj(Dim::kCols, PV::kRows256x2, true)},
+          {"  row sums, projection 64 x 8, PDL", kRows * 8, proj(Dim::kCols, PV::kRows64x8, true)},
+          {"  column sums, cluster 64 thr x 16 cols, 8 blocks (1 launch)", kCols * 8, proj(Dim::kRows, PV::kDefault, false)},
+          {"  column sums, cluster 64 x 16, 8 blocks, PDL", kCols * 8, proj(Dim::kRows, PV::kDefault, true)},
+          {"  column sums, cluster 64 x 16, 16 blocks, PDL", kCols * 8, proj(Dim::kRows, PV::kCols64x16, true)},
+          {"  column sums, cluster 128 x 16, 8 blocks, PDL", kCols * 8, proj(Dim::kRows, PV::kCols128x8, true)},
+          {"  column sums, cluster 32 x 16, 8 blocks, PDL", kCols * 8, proj(Dim::kRows, PV::kCols32x8, true)},
+          {"  CDF along rows, chained 128 x 16", kBins * 8, scan_u8(Dim::kCols, rs::ScanTuningT<128, 16, 1, false, true>{}, true)},
+          {"  CDF along rows, block per row 128 x 64, reduce first", kBins * 8, scan_u8(Dim::kCols, rs::ScanTuningT<128, 64, 1, true, true>{}, false)},
+          {"  CDF along rows, block per row 256 x 32, reduce first", kBins * 8, scan_u8(Dim::kCols, rs::ScanTuningT<256, 32, 1, true, true>{}, false)},
+          {"  CDF along rows, 2 tiles per row 128 x 32, reduce first, chained", kBins * 8, scan_u8(Dim::kCols, rs::ScanTuningT<128, 32, 1, true, true>{}, false)},
+          {"  flat scan, chained 128 x 16", kBins * 8, scan_u8(Dim::kAll, rs::ScanTuningT<128, 16, 1, false, true>{}, true)},
+          {"  flat scan, chained 128 x 32, reduce first", kBins * 8, scan_u8(Dim::kAll, rs::ScanTuningT<128, 32, 1, true, true>{}, true)},
+          {"  flat scan, chained 256 x 32, reduce first", kBins * 8, scan_u8(Dim::kAll, rs::ScanTuningT<256, 32, 1, true, true>{}, true)},
+          {"  flat scan, grouped 128 x 32, reduce first", kBins * 8, scan_u8(Dim::kAll, rs::ScanTuningT<128, 32, 1, true, false>{}, true)},
+      };
+      for (const Variant& v : variants) {
+        std::vector<Op> ops;
+        for (uint64_t h = 0; h < count; ++h) ops.push_back(v.make(h));
+        const double us = per_hist([&](uint64_t h, cudaStream_t st) { ops[h](st); });
+        const double gbs = (kBins + v.out_bytes) / (us * 1e3);
+        t.Add({v.name, Fmt("%llu", (unsigned long long)count), Fmt("%.2f", us), Fmt("%.0f", gbs),
                Fmt("%.2f", copy_us / us), Fmt("%.2f", gbs / copy_gbs)});
       }
     }

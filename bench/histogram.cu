@@ -316,6 +316,7 @@ void RunWorkload(Setup& s, double copy_gbs) {
     if (!first.ok() || sync != cudaSuccess) {
       const std::string why = !first.ok() ? std::string(first.message()) : cudaGetErrorName(sync);
       std::fprintf(stderr, "%s: %s\n", p.name.c_str(), why.c_str());
+      (void)cudaGetLastError();  // a failed launch must not fail the next row's checks
       rows.push_back({p.name + " (FAILED: " + why + ")", 0.0, "-", "-"});
       BENCH_CUDA(cudaFree(ws));
       continue;

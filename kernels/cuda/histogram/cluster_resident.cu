@@ -117,8 +117,15 @@ absl::Status LaunchResident(const HistogramAccumulateArgs& args, void* workspace
   launch.stream = stream;
   launch.attrs = attr;
   launch.numAttrs = 1;
+  // A cluster the device cannot schedule is reported as a status; the runtime's last-error
+  // slot is cleared so that the next launch's CheckLaunch does not see this failure.
   int clusters = 0;
-  HISTD_CUDA_RETURN_IF_ERROR(cudaOccupancyMaxActiveClusters(&clusters, kernel, &launch));
+  const cudaError_t occupancy = cudaOccupancyMaxActiveClusters(&clusters, kernel, &launch);
+  if (occupancy != cudaSuccess) {
+    (void)cudaGetLastError();  // e.g. a cluster size this device does not allow
+    return absl::FailedPreconditionError(
+        ToStatus(occupancy, "cudaOccupancyMaxActiveClusters(ClusterResidentKernel)").message());
+  }
   if (clusters < 1) {
     return absl::FailedPreconditionError(absl::StrFormat(
         "histogram cluster-resident config %d: no cluster of %d blocks x %d threads with %u bytes of "
@@ -134,7 +141,13 @@ absl::Status LaunchResident(const HistogramAccumulateArgs& args, void* workspace
   p.next_same = next_same;
   p.capacity = capacity;
   launch.gridDim = dim3(static_cast<unsigned>(clusters * c.cluster));
-  HISTD_CUDA_RETURN_IF_ERROR(cudaLaunchKernelEx(&launch, kernel, p));
+  const cudaError_t launched = cudaLaunchKernelEx(&launch, kernel, p);
+  if (launched != cudaSuccess) {
+    (void)cudaGetLastError();
+    const absl::Status st = ToStatus(launched, "cudaLaunchKernelEx(ClusterResidentKernel)");
+    if (launched == cudaErrorInvalidClusterSize) return absl::FailedPreconditionError(st.message());
+    return st;
+  }
   return CheckLaunch("ClusterResidentKernel", stream);
 }
 

@@ -2,9 +2,10 @@
 // HistogramAccumulate::run for HistogramStrategy::kClusterResident. Not a public API.
 //
 // Workspace: ResidentWorkspaceBytes(work_count) bytes (unit plan and item chains).
-// Fails with FAILED_PRECONDITION naming the config when no cluster of its size and shared
-// memory fits the device (e.g. a 16-block cluster where the driver allows none), and with
-// the CUDA error's name for any failed call.
+// Fails with FAILED_PRECONDITION (the message names the config, or the CUDA error) when
+// no cluster of its size and shared memory can be scheduled on the device (e.g. a 16-block
+// cluster where the driver allows none), and with the CUDA error's name for any other
+// failed call. A failed launch leaves the runtime's last-error slot clear.
 #pragma once
 
 #include <cuda_runtime_api.h>

@@ -141,7 +141,10 @@ inline HarnessResult RunHarness(const std::vector<HostHistogram>& hists,
   const absl::Status st = op.run(args, ws.get(), nullptr);
   if (run_status != nullptr) {
     *run_status = st;
-    if (!st.ok()) return out;
+    if (!st.ok()) {
+      (void)cudaGetLastError();  // a failed launch must not be reported by the next one
+      return out;
+    }
   }
   EXPECT_TRUE(st.ok()) << st;
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);

@@ -18,9 +18,11 @@
 // 128 bytes of output) go through a warp-private shared-memory stage, so that every warp
 // store writes 512 contiguous bytes. Without it (H100, run 3) the compiler split each lane's
 // 128 bytes into 4- and 8-byte stores 128 bytes apart, 32 lines per store instruction, and
-// the u8 -> u64 scans of a 2 MiB histogram took ~80 us (~240 GB/s) instead of ~10 us:
-// that was the "open performance bug", not the look-back (PTX of the old kernel: no
-// st.global.v4 at all, 30 st.global.u32 + 17 st.global.u64 per thread).
+// the u8 -> u64 scans of a 2 MiB histogram took ~80 us (~240 GB/s; the column-direction
+// CDF, which writes the same 16 MiB coalesced, took ~10 us): that is the cause read from the
+// code and PTX for the "open performance bug", not the look-back (PTX of the old kernel: no
+// st.global.v4 at all, 30 st.global.u32 + 17 st.global.u64 per thread). To be confirmed by
+// the next GPU run.
 #pragma once
 
 #include <cuda_runtime.h>

@@ -289,8 +289,9 @@ void RunWorkload(Setup& s, double copy_gbs) {
     o.strategy = hc::HistogramStrategy::kClusterResident;
     o.config = c;
     prods.push_back({hb::Fmt("cluster-resident %d: cluster %d x %d thr, ", c, k.cluster, k.threads) + lane +
-                         hb::Fmt(", %d in flight%s, %u pass(es) of 2M bins", k.pending,
-                                 k.warp_dedup ? ", warp-combined" : "", passes), o});
+                         hb::Fmt(", %d in flight%s%s, %u pass(es) of 2M bins", k.pending,
+                                 k.warp_dedup ? ", warp-combined" : "", k.guess_zero ? ", CAS guessing 0" : "",
+                                 passes), o});
   }
   hc::HistogramAccumulateOptions probe_misses, probe_merge;
   probe_misses.bench_probe = 1;

@@ -67,11 +67,14 @@ struct ResidentView {
 // N remote lane updates, each issued back to back (their loads first, then their atomics).
 // kDedup: lanes of a warp naming the same bin are combined first (__match_any_sync); the
 // lowest such lane adds their number (8-bit: min(cap, byte + n) by CAS; 32-bit: red.add n).
-template <ResidentLane L, int C, int N, bool kDedup>
+// kGuessZero (k8Cas): no remote load first; the first CAS assumes the word is 0 and, when
+// wrong, returns the word for the retry (one round trip instead of two on empty words).
+template <ResidentLane L, int C, int N, bool kDedup, bool kGuessZero>
 __device__ __forceinline__ void UpdateRemote(const ResidentView& v, const uint64_t (&u)[N],
                                              const bool (&valid)[N]) {
   static_assert(C == 8 || C == 16, "granules are dealt with a mask");
   static_assert(!kDedup || L != ResidentLane::k16Gated, "combined adds would break the 16-bit bound");
+  static_assert(!kGuessZero || L == ResidentLane::k8Cas, "only the CAS lanes can guess");
   constexpr int kLog2C = C == 16 ? 4 : 3;
   uint32_t* w[N];
   uint32_t shift[N];
@@ -122,7 +125,8 @@ __device__ __forceinline__ void UpdateRemote(const ResidentView& v, const uint64
     constexpr uint32_t kMask = L == ResidentLane::k8Cas ? 0xFFu : 0xFFFFu;
     uint32_t seen[N];
 #pragma unroll
-    for (int j = 0; j < N; ++j) seen[j] = in[j] ? *reinterpret_cast<volatile uint32_t*>(w[j]) : 0u;
+    for (int j = 0; j < N; ++j)
+      seen[j] = in[j] && !kGuessZero ? *reinterpret_cast<volatile uint32_t*>(w[j]) : 0u;
     if constexpr (L == ResidentLane::k16Gated) {
 #pragma unroll
       for (int j = 0; j < N; ++j)
@@ -154,7 +158,7 @@ __device__ __forceinline__ void UpdateRemote(const ResidentView& v, const uint64
 
 // This block's share of an index item: scalar head to 16-byte alignment, a body of two
 // 16-byte loads per thread per round (8 samples, applied kPending at a time), scalar tail.
-template <ResidentLane L, int C, int kThreads, int kPending, bool kDedup>
+template <ResidentLane L, int C, int kThreads, int kPending, bool kDedup, bool kGuessZero>
 __device__ void FoldIndexShare(const ResidentView& v, const uint32_t* src, uint64_t n) {
   static_assert(8 % kPending == 0, "a round of 8 samples splits into whole batches");
   const uint32_t tid = threadIdx.x;
@@ -163,7 +167,7 @@ __device__ void FoldIndexShare(const ResidentView& v, const uint32_t* src, uint6
   if (tid < head) {
     const uint64_t u[1] = {v.misalign + uint64_t{src[tid]}};
     const bool ok[1] = {true};
-    UpdateRemote<L, C, 1, kDedup>(v, u, ok);
+    UpdateRemote<L, C, 1, kDedup, kGuessZero>(v, u, ok);
   }
   const uint4* body = reinterpret_cast<const uint4*>(src + head);
   const uint64_t nvec = (n - head) / 4;
@@ -181,20 +185,20 @@ __device__ void FoldIndexShare(const ResidentView& v, const uint32_t* src, uint6
         u[k] = v.misalign + uint64_t{idx[g + k]};
         ok[k] = g + k < 4 || has_b;
       }
-      UpdateRemote<L, C, kPending, kDedup>(v, u, ok);
+      UpdateRemote<L, C, kPending, kDedup, kGuessZero>(v, u, ok);
     }
   }
   const uint64_t done = head + nvec * 4;
   if (tid < n - done) {
     const uint64_t u[1] = {v.misalign + uint64_t{src[done + tid]}};
     const bool ok[1] = {true};
-    UpdateRemote<L, C, 1, kDedup>(v, u, ok);
+    UpdateRemote<L, C, 1, kDedup, kGuessZero>(v, u, ok);
   }
 }
 
 // This block's share of an (x, y) item, one pair per thread at a time; the outflow is
 // added (per warp) only when count_outflow (pass 0).
-template <ResidentLane L, int C, int kThreads, bool kDedup>
+template <ResidentLane L, int C, int kThreads, bool kDedup, bool kGuessZero>
 __device__ void FoldPairShare(const ResidentView& v, const AxisView& ax, const float* src, uint64_t n,
                               bool count_outflow, HistogramOutflow* o) {
   uint32_t out[5] = {0, 0, 0, 0, 0};
@@ -202,7 +206,7 @@ __device__ void FoldPairShare(const ResidentView& v, const AxisView& ax, const f
     uint32_t r = 0, c = 0;
     const bool ok[1] = {ax.Bin(src[2 * i], src[2 * i + 1], &r, &c, out)};
     const uint64_t u[1] = {v.misalign + uint64_t{r} * ax.cols + c};
-    UpdateRemote<L, C, 1, kDedup>(v, u, ok);
+    UpdateRemote<L, C, 1, kDedup, kGuessZero>(v, u, ok);
   }
   if (!count_outflow) return;
   unsigned long long* fields[5] = {&o->binned, &o->x_underflow, &o->x_overflow, &o->y_underflow,
@@ -283,7 +287,7 @@ __device__ void MergeSlice(const ResidentView& v, const ResidentGeometry& g, uin
 
 // The whole persistent block; `lanes` holds p.capacity lanes of kind L (zeroed here once,
 // and again by every merge).
-template <ResidentLane L, int C, int kThreads, int kPending, bool kDedup>
+template <ResidentLane L, int C, int kThreads, int kPending, bool kDedup, bool kGuessZero>
 __device__ void ClusterResidentBlock(const ResidentParams& p, uint32_t* lanes) {
   static_assert(L != ResidentLane::k16Gated || 255 + C * kThreads * kPending < 65536,
                 "16-bit lanes could carry (see the bound above)");
@@ -321,12 +325,12 @@ __device__ void ClusterResidentBlock(const ResidentParams& p, uint32_t* lanes) {
       const uint64_t b = per * rank + (rank < extra ? rank : extra);
       const uint64_t n = per + (rank < extra ? 1 : 0);
       if (it.kind == 0) {
-        FoldIndexShare<L, C, kThreads, kPending, kDedup>(v, p.samples + it.sample_offset + b, n);
+        FoldIndexShare<L, C, kThreads, kPending, kDedup, kGuessZero>(v, p.samples + it.sample_offset + b, n);
         if (pass == 0 && rank == 0 && tid == 0 && it.count != 0)
           atomicAdd(&p.outflow[j].binned, static_cast<unsigned long long>(it.count));
       } else {
         const float* f = reinterpret_cast<const float*>(p.samples + it.sample_offset) + 2 * b;
-        FoldPairShare<L, C, kThreads, kDedup>(v, AxisView(it), f, n, pass == 0, p.outflow + j);
+        FoldPairShare<L, C, kThreads, kDedup, kGuessZero>(v, AxisView(it), f, n, pass == 0, p.outflow + j);
       }
     }
     cg::this_cluster().sync();  // every remote update of the unit is done and visible

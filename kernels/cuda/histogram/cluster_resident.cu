@@ -85,7 +85,7 @@ __global__ void __launch_bounds__(kClusterResidentConfigs[kConfig].threads, 1)
   (void)ResidentBudget<kConfig>{};
   constexpr ClusterResidentConfig c = kClusterResidentConfigs[kConfig];
   extern __shared__ uint4 dynamic_shared[];
-  ClusterResidentBlock<c.lane, c.cluster, c.threads, c.pending, c.warp_dedup>(p, reinterpret_cast<uint32_t*>(dynamic_shared));
+  ClusterResidentBlock<c.lane, c.cluster, c.threads, c.pending, c.warp_dedup, c.guess_zero>(p, reinterpret_cast<uint32_t*>(dynamic_shared));
 }
 
 template <int kConfig>
@@ -160,7 +160,7 @@ size_t ResidentWorkspaceBytes(int work_count) {
 
 absl::Status RunClusterResident(const HistogramAccumulateArgs& args, int config, void* workspace,
                                 cudaStream_t stream) {
-  static_assert(kClusterResidentConfigCount == 7, "add the new config below");
+  static_assert(kClusterResidentConfigCount == 8, "add the new config below");
   switch (config) {
     case 0: return LaunchResident<0>(args, workspace, stream);
     case 1: return LaunchResident<1>(args, workspace, stream);
@@ -169,6 +169,7 @@ absl::Status RunClusterResident(const HistogramAccumulateArgs& args, int config,
     case 4: return LaunchResident<4>(args, workspace, stream);
     case 5: return LaunchResident<5>(args, workspace, stream);
     case 6: return LaunchResident<6>(args, workspace, stream);
+    case 7: return LaunchResident<7>(args, workspace, stream);
     default: return absl::InvalidArgumentError("histogram: unknown cluster-resident config");
   }
 }

@@ -64,6 +64,7 @@ struct ClusterResidentConfig {
   int pending;               // remote updates one thread issues back to back
   uint32_t lane_smem_bytes;  // dynamic shared memory of lanes per block
   bool warp_dedup;           // combine a warp's samples of one bin first (__match_any_sync)
+  bool guess_zero = false;   // k8Cas: first CAS guesses the word is 0 (no remote load)
 };
 
 // Candidates; NOT yet measured (bench rows "cluster-resident ..."). Lanes per pass:
@@ -77,6 +78,7 @@ inline constexpr ClusterResidentConfig kClusterResidentConfigs[] = {
     {1024, 8, ResidentLane::k16Gated, 4, 200 * 1024, false},   // 4: 0.8M bins per pass
     {1024, 16, ResidentLane::k8Cas, 4, 200 * 1024, true},      // 5: as 0, warp-combined
     {1024, 16, ResidentLane::k32Red, 8, 200 * 1024, true},     // 6: as 2, warp-combined
+    {1024, 16, ResidentLane::k8Cas, 4, 200 * 1024, false, true},  // 7: as 0, CAS guessing 0
 };
 inline constexpr int kClusterResidentConfigCount =
     static_cast<int>(sizeof(kClusterResidentConfigs) / sizeof(kClusterResidentConfigs[0]));

@@ -180,12 +180,12 @@ int main() {
     void* cw = cub_ws.Get(cub_bytes);
     red.push_back({"CUB DeviceReduce::Sum", n, TimeUs([&](cudaStream_t st) {
                      BENCH_CUDA(cub::DeviceReduce::Sum(cw, cub_bytes, fin, fout, static_cast<int>(n), st)); }, it, s)});
-    red.push_back({"DeviceReduce (256 thr x 8 vec, 4 blk/SM)", n,
+    red.push_back({"DeviceReduce (256 thr x 8 vec, 8 blk/SM)", n,
                    TimeUs(ViaApi<hc::DeviceReduce>(hc::ReduceArgs{fin, DType::kF32, 1, n, Engine::ReduceOp::kSum, Dim::kAll, fout}, ws), it, s)});
     red.push_back({"  same, finalize without PDL", n, TimeUs(OurReduceF32<rs::ReduceTuning>(fin, n, fout, ws, sms, false), it, s)});
     red.push_back({"  tuning 256 x 4 vec, 4 blk/SM (former default)", n, TimeUs(OurReduceF32<rs::ReduceTuningT<256, 4, 4>>(fin, n, fout, ws, sms), it, s)});
     red.push_back({"  tuning 256 x 16 vec, 4 blk/SM", n, TimeUs(OurReduceF32<rs::ReduceTuningT<256, 16, 4>>(fin, n, fout, ws, sms), it, s)});
-    red.push_back({"  tuning 256 x 8 vec, 8 blk/SM", n, TimeUs(OurReduceF32<rs::ReduceTuningT<256, 8, 8>>(fin, n, fout, ws, sms), it, s)});
+    red.push_back({"  tuning 256 x 8 vec, 4 blk/SM", n, TimeUs(OurReduceF32<rs::ReduceTuningT<256, 8, 4>>(fin, n, fout, ws, sms), it, s)});
     red.push_back({"  tuning 256 x 4 vec, 8 blk/SM", n, TimeUs(OurReduceF32<rs::ReduceTuningT<256, 4, 8>>(fin, n, fout, ws, sms), it, s)});
     red.push_back({"  tuning 512 x 4 vec, 2 blk/SM", n, TimeUs(OurReduceF32<rs::ReduceTuningT<512, 4, 2>>(fin, n, fout, ws, sms), it, s)});
     red.push_back({"seed 004 row partition (r <= 1000)", n,
@@ -202,11 +202,12 @@ int main() {
     void* cw = cub_ws.Get(cub_bytes);
     scan.push_back({"CUB DeviceScan::InclusiveSum", n, TimeUs([&](cudaStream_t st) {
                       BENCH_CUDA(cub::DeviceScan::InclusiveSum(cw, cub_bytes, fin, fout, static_cast<int>(n), st)); }, it, s)});
-    scan.push_back({"DeviceScan inclusive (f32 work, 128 x 24, min 8, reduce first)", n,
+    scan.push_back({"DeviceScan inclusive (chained 128 x 32, min 6, reduce first)", n,
                     TimeUs(ViaApi<hc::DeviceScan>(hc::ScanArgs{fin, DType::kF32, 1, n, true, Dim::kAll, fout}, ws), it, s)});
     scan.push_back({"DeviceScan exclusive", n,
                     TimeUs(ViaApi<hc::DeviceScan>(hc::ScanArgs{fin, DType::kF32, 1, n, false, Dim::kAll, fout}, ws), it, s)});
     // ScanTuningT<threads, items, min blocks per SM, reduce first>
+    scan.push_back({"  grouped 128 x 24, min 8, reduce first (former default)", n, TimeUs(OurScanF32<float, rs::ScanTuningT<128, 24, 8, true>>(fin, n, fout, ws, sms), it, s)});
     scan.push_back({"  f32 work 128 x 24, min 5, scan first", n, TimeUs(OurScanF32<float, rs::ScanTuningT<128, 24, 5, false>>(fin, n, fout, ws, sms), it, s)});
     scan.push_back({"  f32 work 128 x 32, min 6, reduce first", n, TimeUs(OurScanF32<float, rs::ScanTuningT<128, 32, 6, true>>(fin, n, fout, ws, sms), it, s)});
     scan.push_back({"  f32 work 256 x 24, min 4, reduce first", n, TimeUs(OurScanF32<float, rs::ScanTuningT<256, 24, 4, true>>(fin, n, fout, ws, sms), it, s)});
@@ -284,7 +285,7 @@ int main() {
       const double copy_gbs = 2.0 * kBins / (copy_us * 1e3);
       t.Add({"copy (2 MiB D2D)", Fmt("%llu", (unsigned long long)count), Fmt("%.2f", copy_us), Fmt("%.0f", copy_gbs), "1.00", "1.00"});
       struct Item { const char* name; Dim dim; bool scan; uint64_t out_bytes; };
-      for (const Item& item : {Item{"row sums (collapse cols -> 256 x 1 u64)", Dim::kCols, false, kRows * 8},
+      for (const Item& item : {Item{"row sums (collapse cols -> 256 x 1 u64; DeviceReduce = projection 64 x 8, PDL)", Dim::kCols, false, kRows * 8},
                                Item{"column sums (collapse rows -> 1 x 8192 u64)", Dim::kRows, false, kCols * 8},
                                Item{"CDF along rows (scan kCols -> u64)", Dim::kCols, true, kBins * 8},
                                Item{"CDF down columns (scan kRows -> u64)", Dim::kRows, true, kBins * 8},

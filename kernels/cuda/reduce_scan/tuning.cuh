@@ -20,10 +20,10 @@ struct ReduceTuningT {
   static constexpr int kVectorsPerThread = kVectorsPerThread_;
   static constexpr int kBlocksPerSm = kBlocksPerSm_;
 };
-// H100, f32 sum (bench/results/reduce_scan.md, run 3): 256 x 8 x 4 measured 0.925 / 0.982 /
-// 0.995 x CUB at 2^20 / 2^24 / 2^28, ahead of the former default 256 x 4 x 4 (0.895 / 0.979 /
-// 0.991, kept as a bench row) at every size; the next GPU run's tests and table confirm it.
-using ReduceTuning = ReduceTuningT<256, 8, 4>;
+// H100, f32 sum (bench/results/reduce_scan.md, run of 2026-11-23): 256 x 8 x 8 measured
+// 0.923 / 0.982 / 1.002 x CUB at 2^20 / 2^24 / 2^28; 256 x 8 x 4 0.922 / 0.979 / 0.994; the
+// former default 256 x 4 x 4 0.887 / 0.980 / 0.991 (both kept as bench rows).
+using ReduceTuning = ReduceTuningT<256, 8, 8>;
 
 // Rows shorter than this many 16-byte vectors are reduced one warp per row.
 constexpr uint64_t kWarpPerRowMaxVectors = 256;  // 4 KiB rows
@@ -78,8 +78,13 @@ struct ScanTuningT {
 // protocol at several f32 shapes; for u8 histogram CDFs the chained protocol and a block per
 // row (MakeScanPlan(..., allow_warp_rows = false) with 128 x 64 or 256 x 32). H100 f32: 128 x 24 (CUB's sm90 f32 shape), reduce first, 8 blocks per SM:
 // the fastest of nine measured shapes (bench/results/reduce_scan.md, run 2: 0.81 x CUB).
+// Run of 2026-11-23: the chained protocol at 128 x 32, min 6, reduce first measured 0.888 /
+// 0.910 / 0.894 x CUB at 2^20 / 2^24 / 2^28 (the grouped 128 x 24 default before it: 0.780 /
+// 0.800 / 0.811). u8 (histogram CDFs): chained 128 x 32, reduce first: a 256 x 8192 CDF along
+// rows in 7.8 us (grouped 128 x 16: 9.5 us).
 template <typename T> struct ScanTuningFor { using type = ScanTuningT<128, 24, 8, true>; };
-template <> struct ScanTuningFor<uint8_t> { using type = ScanTuningT<128, 16>; };
+template <> struct ScanTuningFor<float> { using type = ScanTuningT<128, 32, 6, true, true>; };
+template <> struct ScanTuningFor<uint8_t> { using type = ScanTuningT<128, 32, 1, true, true>; };
 template <> struct ScanTuningFor<int32_t> { using type = ScanTuningT<128, 16>; };
 template <> struct ScanTuningFor<uint32_t> { using type = ScanTuningT<128, 16>; };
 template <> struct ScanTuningFor<int64_t> { using type = ScanTuningT<128, 16>; };

@@ -91,18 +91,32 @@ std::string PathProblem(TransposePath path, const TransposeArgs& r) {
   return "unknown path";
 }
 
-// The measurements behind these rules are in tuning_transpose.h.
+// The measurements behind these rules: bench/results/transpose.md, H100 run of 2026-11-23
+// (ratios to cublasSgeam / % of device copy measured in the same process).
 TransposePath ChoosePath(const TransposeArgs& r) {
   if (IsVector(r)) return TransposePath::kStridedCopy;
-  if (r.elem_bytes == 1 && AlignedTo(r, 4)) {
-    switch (tt::kBytesTile) {
-      case tt::BytesTile::kLine128x128: return TransposePath::kBytes4x4Wide;
-      case tt::BytesTile::kLine256x128: return TransposePath::kBytes4x4Tall;
-      default: return TransposePath::kBytes4x4;
+  if (r.elem_bytes == 1) {
+    // uint4 loads and stores, evict-first: 81.9% of copy on 64 x 256 x 8192 histograms
+    // (bytes4x4 256x128 line loads: 77.9%), 75.5% at 8192^2 (72.2%).
+    if (AlignedTo(r, 16)) return TransposePath::kBytes16x4Streaming;
+    if (AlignedTo(r, 4)) {
+      switch (tt::kBytesTile) {
+        case tt::BytesTile::kLine128x128: return TransposePath::kBytes4x4Wide;
+        case tt::BytesTile::kLine256x128: return TransposePath::kBytes4x4Tall;
+        default: return TransposePath::kBytes4x4;
+      }
     }
+    // Unaligned rows (16383 x 16385): 41.6% of copy against 31.9% for the plain 64 x 64 tile.
+    return TransposePath::kScalarTile64Occ4Grouped;
   }
-  if (r.elem_bytes == 4 && AlignedTo(r, 16)) return TransposePath::kScalarTile64Pipelined;
-  return TransposePath::kScalarTile64;
+  if (r.elem_bytes == 4) {
+    // One 64 x 64 tile per block at 4 blocks/SM: 0.996-1.033x Sgeam on every aligned square
+    // and 8192 x 32768 (the pipelined tile: 0.963-0.997x).
+    if (AlignedTo(r, 16)) return TransposePath::kScalarTile64Occ4;
+    // Odd shapes: grouped tile order, 0.987x Sgeam on 16383 x 16385 (row bands: 0.923x).
+    return TransposePath::kScalarTile64Grouped;
+  }
+  return TransposePath::kScalarTile64;  // 8-byte: 1.029x cublasDgeam at 8192^2
 }
 
 // group_tile_rows: 0 for row-band order, G > 0 for groups of G tile rows (kernel_transpose.cuh).

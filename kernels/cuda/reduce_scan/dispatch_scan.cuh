@@ -54,7 +54,7 @@ ScanPlan MakeScanPlan(const ScanArgs& a, int sms, bool allow_warp_rows = true) {
     const bool same_shift = contiguous || (p.seg_stride * sizeof(T)) % 16 == 0;
     const uint64_t shift = same_shift ? uint64_t(ShiftOf(static_cast<const T*>(a.input))) : V - 1;
     const uint64_t tiles = CeilDiv(p.seg_len + shift, kTile);
-    if (!contiguous && allow_warp_rows && tiles <= kScanWarpPerRowMaxTiles) {
+    if (!contiguous && allow_warp_rows && p.seg_len + shift <= kScanWarpPerRowMaxElems<T>) {
       p.kind = ScanPlan::Kind::kWarpRows;
       return p;
     }

@@ -29,6 +29,7 @@
 #include "bench/loadgen/load_runner.h"
 #include "client/histd_client.h"
 #include "server/log.h"
+#include "server/malloc_tuning.h"
 #include "server/server.h"
 
 ABSL_FLAG(std::string, target, "", "host:port of a running histd; empty: start one in-process");
@@ -38,6 +39,9 @@ ABSL_FLAG(int, staging_buffers, 0, "in-process histd staging buffers (0: server 
 ABSL_FLAG(int, staging_buffer_mib, 0, "in-process histd staging buffer MiB (0: default)");
 ABSL_FLAG(int, flush_deadline_us, -1, "in-process histd flush deadline in us (-1: default)");
 ABSL_FLAG(int, stager_threads, -1, "in-process histd stager threads (-1: server default)");
+ABSL_FLAG(int, malloc_arena_max, 2,
+          "glibc heap arenas for this process (histd's default; 0: glibc's); the in-process "
+          "histd and the bare sink run under the same setting");
 ABSL_FLAG(bool, server_log, false, "show the in-process server's info log lines");
 ABSL_FLAG(int, producers, 4, "concurrent ingest streams");
 ABSL_FLAG(bool, sweep, false, "run producers = 1, 2, 4, 8 (one set of rows each)");
@@ -355,5 +359,6 @@ int Main() {
 
 int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
+  histd::server::SetMallocArenaMax(absl::GetFlag(FLAGS_malloc_arena_max));
   return histd::bench::Main();
 }

@@ -62,31 +62,13 @@ absl::Status BuildInput(const InputOpts& o, const char* what, histd::v1::DType c
   return absl::OkStatus();
 }
 
-struct OutputOpts {
-  std::string output;
-  std::string out_format = "auto";
-};
-
-void AddOutputFlags(FlagSet& flags, OutputOpts* o) {
-  flags.String("output", &o->output, "write the result to this file (.npy, .csv, else raw); default CSV on stdout");
-  flags.Short('o', "output");
-  flags.String("out_format", &o->out_format, "override the output format: auto, npy, csv or raw");
-}
-
 // Writes a result Array, or reports the call's error.
 template <typename Response>
 int WriteResponse(absl::StatusOr<Response> response, const OutputOpts& out) {
   if (!response.ok()) return ReportError(response.status());
   absl::StatusOr<ArrayData> array = client::io::FromProto(std::move(*response->mutable_result()));
   if (!array.ok()) return ReportError(absl::InternalError(absl::StrCat("result: ", array.status().message())));
-  absl::Status written = WriteResult(*array, out.output, out.out_format);
-  if (!written.ok()) return ReportError(written);
-  if (!out.output.empty()) {
-    std::fprintf(stderr, "wrote %llu x %llu %s to %s\n", static_cast<unsigned long long>(array->rows),
-                 static_cast<unsigned long long>(array->cols), client::DTypeShortName(array->dtype),
-                 out.output.c_str());
-  }
-  return kExitOk;
+  return WriteOrReport(*array, out);
 }
 
 // Accepts the input file as the one optional positional argument too.

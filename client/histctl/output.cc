@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "client/dtype.h"
 #include "client/io/array_file.h"
 #include "client/io/file_format.h"
 #include "google/protobuf/descriptor.h"
@@ -109,6 +110,23 @@ absl::Status WriteResult(const client::io::ArrayData& array, const std::string& 
   absl::StatusOr<client::io::FileFormat> parsed = client::io::ParseFileFormat(format);
   if (!parsed.ok()) return parsed.status();
   return client::io::WriteArrayFile(output, array, *parsed);
+}
+
+void AddOutputFlags(FlagSet& flags, OutputOpts* o) {
+  flags.String("output", &o->output, "write the result to this file (.npy, .csv, else raw); default CSV on stdout");
+  flags.Short('o', "output");
+  flags.String("out_format", &o->out_format, "override the output format: auto, npy, csv or raw");
+}
+
+int WriteOrReport(const client::io::ArrayData& array, const OutputOpts& out) {
+  absl::Status written = WriteResult(array, out.output, out.out_format);
+  if (!written.ok()) return ReportError(written);
+  if (!out.output.empty()) {
+    std::fprintf(stderr, "wrote %llu x %llu %s to %s\n", static_cast<unsigned long long>(array.rows),
+                 static_cast<unsigned long long>(array.cols), client::DTypeShortName(array.dtype),
+                 out.output.c_str());
+  }
+  return kExitOk;
 }
 
 }  // namespace histd::histctl

@@ -15,17 +15,6 @@ namespace {
 
 using client::io::ArrayData;
 
-struct OutputOpts {
-  std::string output;
-  std::string out_format = "auto";
-};
-
-void AddOutputFlags(FlagSet& flags, OutputOpts* o) {
-  flags.String("output", &o->output, "write the result to this file (.npy, .csv, else raw); default CSV on stdout");
-  flags.Short('o', "output");
-  flags.String("out_format", &o->out_format, "override the output format: auto, npy, csv or raw");
-}
-
 Command QueryCommand() {
   return {"query", "read a histogram (or a region, rebinned, transposed) into a file", "NAME",
           [](FlagSet& flags) {
@@ -103,10 +92,8 @@ Command ProjectCommand() {
               request.set_collapse(*dim);
               auto response = inv.Connect()->Project(request);
               if (!response.ok()) return ReportError(response.status());
-              absl::Status written = WriteResult(
-                  client::io::VectorU64(response->counts().data(), response->counts_size()),
-                  o->out.output, o->out.out_format);
-              return written.ok() ? kExitOk : ReportError(written);
+              return WriteOrReport(
+                  client::io::VectorU64(response->counts().data(), response->counts_size()), o->out);
             };
           }};
 }
@@ -143,8 +130,7 @@ Command CdfCommand() {
               array.rows = n;
               array.cols = 2;
               std::fprintf(stderr, "total %llu\n", static_cast<unsigned long long>(response->total()));
-              absl::Status written = WriteResult(array, o->out.output, o->out.out_format);
-              return written.ok() ? kExitOk : ReportError(written);
+              return WriteOrReport(array, o->out);
             };
           }};
 }
@@ -188,8 +174,7 @@ Command QuantilesCommand() {
               array.rows = k;
               array.cols = 3;
               std::fprintf(stderr, "total %llu\n", static_cast<unsigned long long>(response->total()));
-              absl::Status written = WriteResult(array, o->out.output, o->out.out_format);
-              return written.ok() ? kExitOk : ReportError(written);
+              return WriteOrReport(array, o->out);
             };
           }};
 }

@@ -5,7 +5,10 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <sstream>
+#include <string>
 #include <tuple>
+#include <type_traits>
 
 #include "kernels/array.h"
 
@@ -46,6 +49,36 @@ inline long double SumTolerance(DType dtype, long double value, long double abs_
 inline bool SameFloat(long double a, long double b) {
   if (std::isnan(a) || std::isnan(b)) return std::isnan(a) && std::isnan(b);
   return a == b && std::signbit(a) == std::signbit(b);
+}
+
+// The first of n elements of `got` that differs from a reference result of
+// tests/kernels/reference.h (members value/abs_sum for floats, bits for integers), as a
+// message; empty when all match. Integers compare bit for bit; floats within
+// SumTolerance(dtype, value, abs_sum, tolerance_terms) where `tolerant` and the reference is
+// finite, else exactly (SameFloat). One message, not one assertion per element.
+template <typename T, typename Want>
+std::string FirstMismatch(const HostArray& got, const Want& want, uint64_t n, bool tolerant,
+                          uint64_t tolerance_terms = 1) {
+  std::ostringstream m;
+  for (uint64_t i = 0; i < n; ++i) {
+    if constexpr (std::is_floating_point_v<T>) {
+      const long double g = FloatAt(got, i), w = want.value[i];
+      if (tolerant && std::isfinite(w)) {
+        const long double tol = SumTolerance(got.dtype, w, want.abs_sum[i], tolerance_terms);
+        if (!(std::fabs(g - w) <= tol)) {
+          m << "element " << i << ": " << g << " vs " << w << " (tolerance " << tol << ")";
+          return m.str();
+        }
+      } else if (!SameFloat(g, w)) {
+        m << "element " << i << ": " << g << " vs " << w;
+        return m.str();
+      }
+    } else if (BitsAt(got, i) != want.bits[i]) {
+      m << "element " << i << ": " << BitsAt(got, i) << " vs " << want.bits[i];
+      return m.str();
+    }
+  }
+  return m.str();
 }
 
 }  // namespace histd::testing

@@ -40,22 +40,9 @@ class ReduceTest : public testing::EngineTest {
     ASSERT_EQ(got->rows, want.rows);
     ASSERT_EQ(got->cols, want.cols);
     ASSERT_EQ(got->bytes.size(), want.rows * want.cols * DTypeSize(got->dtype));
-    // Find the first mismatch, then assert once (a million ASSERTs are slow).
-    for (uint64_t i = 0; i < want.rows * want.cols; ++i) {
-      if constexpr (std::is_floating_point_v<T>) {
-        const long double g = FloatAt(*got, i), w = want.value[i];
-        if (op == Op::kSum && std::isfinite(w)) {
-          const long double tol = testing::SumTolerance(got->dtype, w, want.abs_sum[i]);
-          if (!(std::fabs(g - w) <= tol)) {
-            FAIL() << "element " << i << ": " << g << " vs " << w << " (tolerance " << tol << ")";
-          }
-        } else if (!testing::SameFloat(g, w)) {
-          FAIL() << "element " << i << ": " << g << " vs " << w;
-        }
-      } else if (BitsAt(*got, i) != want.bits[i]) {
-        FAIL() << "element " << i << ": " << BitsAt(*got, i) << " vs " << want.bits[i];
-      }
-    }
+    const std::string mismatch = testing::FirstMismatch<T>(*got, want, want.rows * want.cols,
+                                                           /*tolerant=*/op == Op::kSum);
+    if (!mismatch.empty()) FAIL() << mismatch;
   }
 
   template <typename T>

@@ -38,21 +38,9 @@ class ScanTest : public testing::EngineTest {
     const uint64_t n = input.rows * input.cols;
     ASSERT_EQ(got->bytes.size(), n * DTypeSize(got->dtype));
     const ref::ScanResult<T> want = ref::Scan(x, input.rows, input.cols, inclusive, dim);
-    for (uint64_t i = 0; i < n; ++i) {  // first mismatch only
-      if constexpr (std::is_floating_point_v<T>) {
-        const long double g = FloatAt(*got, i), w = want.value[i];
-        if (std::isfinite(w)) {
-          const long double tol = testing::SumTolerance(got->dtype, w, want.abs_sum[i], n);
-          if (!(std::fabs(g - w) <= tol)) {
-            FAIL() << "element " << i << ": " << g << " vs " << w << " (tolerance " << tol << ")";
-          }
-        } else if (!testing::SameFloat(g, w)) {
-          FAIL() << "element " << i << ": " << g << " vs " << w;
-        }
-      } else if (BitsAt(*got, i) != want.bits[i]) {
-        FAIL() << "element " << i << ": " << BitsAt(*got, i) << " vs " << want.bits[i];
-      }
-    }
+    const std::string mismatch =
+        testing::FirstMismatch<T>(*got, want, n, /*tolerant=*/true, /*tolerance_terms=*/n);
+    if (!mismatch.empty()) FAIL() << mismatch;
   }
 
   template <typename T>

@@ -51,44 +51,16 @@ bool IsVector(const TransposeArgs& r) { return r.rows == 1 || r.cols == 1; }
 
 // Why `path` cannot take the (resolved, valid, non-empty) args; empty string when it can.
 std::string PathProblem(TransposePath path, const TransposeArgs& r) {
-  switch (path) {
-    case TransposePath::kAuto:
-    case TransposePath::kScalarTile32:
-    case TransposePath::kScalarTile64:
-    case TransposePath::kScalarTile64Pipelined:
-    case TransposePath::kScalarTile64DeepPipelined:
-    case TransposePath::kScalarTile32Pipelined:
-    case TransposePath::kScalarTile64Grouped:
-    case TransposePath::kScalarTile64PipelinedGrouped8:
-    case TransposePath::kScalarTile64PipelinedGrouped32:
-    case TransposePath::kScalarTile64PipelinedStreaming:
-    case TransposePath::kScalarTile64Occ4:
-    case TransposePath::kScalarTile64Occ4Grouped:
-      return "";
-    case TransposePath::kStridedCopy:
-      return IsVector(r) ? "" : "strided copy needs rows == 1 or cols == 1";
-    case TransposePath::kBytes4x4:
-    case TransposePath::kBytes4x4Wide:
-    case TransposePath::kBytes4x4Tall:
-    case TransposePath::kBytes4x4TallGrouped:
-      return r.elem_bytes == 1 && AlignedTo(r, 4) ? "" : "bytes4x4 needs 1-byte elements, 4-byte aligned";
-    case TransposePath::kBytes16x4:
-    case TransposePath::kBytes16x4Deep:
-    case TransposePath::kBytes16x4Tall:
-    case TransposePath::kBytes16x4Wide:
-    case TransposePath::kBytes16x4Grouped:
-    case TransposePath::kBytes16x4Streaming:
-    case TransposePath::kBytes16x4OneTile:
-    case TransposePath::kBytes16x4OneTileGrouped:
-    case TransposePath::kBytes16x4TallOneTile:
-      return r.elem_bytes == 1 && AlignedTo(r, 16) ? "" : "bytes16x4 needs 1-byte elements, 16-byte aligned";
-    case TransposePath::kVec4x4:
-    case TransposePath::kVec4x4Deep:
-      return r.elem_bytes == 4 && AlignedTo(r, 16) ? "" : "vec4x4 needs 4-byte elements, 16-byte aligned";
-    case TransposePath::kVec2x2:
-      return r.elem_bytes == 8 && AlignedTo(r, 16) ? "" : "vec2x2 needs 8-byte elements, 16-byte aligned";
+  if (std::string(TransposePathName(path)) == "?") return "unknown path";
+  if (path == TransposePath::kStridedCopy && !IsVector(r)) {
+    return "strided copy needs rows == 1 or cols == 1";
   }
-  return "unknown path";
+  const TransposeLayoutNeed* need = TransposePathLayoutNeed(path);
+  if (need == nullptr || (r.elem_bytes == need->elem_bytes && AlignedTo(r, need->alignment))) {
+    return "";
+  }
+  return absl::StrCat(need->family, " needs ", need->elem_bytes, "-byte elements, ",
+                      need->alignment, "-byte aligned");
 }
 
 // The measurements behind these rules: bench/results/transpose.md, H100 run of 2026-11-23

@@ -91,8 +91,16 @@ enum class TransposePath {
   kBytes16x4OneTileGrouped,        // the same in grouped order (16 tile rows)
   kBytes16x4TallOneTile,           // bytes16x4 256x128, one tile per block, 32 registers: 4 blocks/SM
 };
-// True for the paths that need aligned rows (see PathProblem in transpose.cu): 16 bytes for
-// vec4x4, vec2x2 and bytes16x4*, 4 bytes for bytes4x4*.
+// What a path that moves whole vectors needs: its element size, and the alignment in bytes
+// of both pointers, both pitches and the batch strides (16 for vec4x4, vec2x2 and
+// bytes16x4*, 4 for bytes4x4*). Null for the paths that take any layout.
+struct TransposeLayoutNeed {
+  const char* family;  // "bytes4x4", "bytes16x4", "vec4x4", "vec2x2"
+  int elem_bytes;
+  int alignment;
+};
+const TransposeLayoutNeed* TransposePathLayoutNeed(TransposePath path);
+// True for the paths with a TransposeLayoutNeed.
 bool TransposePathNeedsAlignedRows(TransposePath path);
 const char* TransposePathName(TransposePath path);
 

@@ -39,12 +39,17 @@ const char* TransposePathName(TransposePath path) {
   return "?";
 }
 
-bool TransposePathNeedsAlignedRows(TransposePath path) {
+const TransposeLayoutNeed* TransposePathLayoutNeed(TransposePath path) {
+  static constexpr TransposeLayoutNeed kBytes4x4{"bytes4x4", 1, 4};
+  static constexpr TransposeLayoutNeed kBytes16x4{"bytes16x4", 1, 16};
+  static constexpr TransposeLayoutNeed kVec4x4{"vec4x4", 4, 16};
+  static constexpr TransposeLayoutNeed kVec2x2{"vec2x2", 8, 16};
   switch (path) {
     case TransposePath::kBytes4x4:
     case TransposePath::kBytes4x4Wide:
     case TransposePath::kBytes4x4Tall:
     case TransposePath::kBytes4x4TallGrouped:
+      return &kBytes4x4;
     case TransposePath::kBytes16x4:
     case TransposePath::kBytes16x4Deep:
     case TransposePath::kBytes16x4Tall:
@@ -54,13 +59,19 @@ bool TransposePathNeedsAlignedRows(TransposePath path) {
     case TransposePath::kBytes16x4OneTile:
     case TransposePath::kBytes16x4OneTileGrouped:
     case TransposePath::kBytes16x4TallOneTile:
+      return &kBytes16x4;
     case TransposePath::kVec4x4:
     case TransposePath::kVec4x4Deep:
+      return &kVec4x4;
     case TransposePath::kVec2x2:
-      return true;
+      return &kVec2x2;
     default:
-      return false;
+      return nullptr;
   }
+}
+
+bool TransposePathNeedsAlignedRows(TransposePath path) {
+  return TransposePathLayoutNeed(path) != nullptr;
 }
 
 }  // namespace histd::cuda

@@ -98,7 +98,7 @@ void IngestPipeline::Submit(Message message, StagedCallback on_staged, AckCallba
     stopping = stopping_;
     if (!stopping) {
       ++active_submits_;
-      ++unacknowledged_;
+      unacknowledged_.fetch_add(1, std::memory_order_relaxed);
     }
   }
   if (stopping) {
@@ -151,10 +151,7 @@ void IngestPipeline::Reject(const std::shared_ptr<PendingMessage>& m, absl::Stat
 
 void IngestPipeline::Acknowledge(const std::shared_ptr<PendingMessage>& m,
                                  absl::Status status) {
-  {
-    absl::MutexLock lock(&mu_);
-    --unacknowledged_;
-  }
+  unacknowledged_.fetch_sub(1, std::memory_order_relaxed);
   m->on_ack(std::move(status), m->count);
 }
 
@@ -414,7 +411,7 @@ IngestStats IngestPipeline::stats() const {
   IngestStats s = stats_;
   s.staging_buffers_in_flight = in_flight_;
   s.queued_messages = waiting_.size();
-  s.unacknowledged_messages = unacknowledged_;
+  s.unacknowledged_messages = unacknowledged_.load(std::memory_order_relaxed);
   return s;
 }
 

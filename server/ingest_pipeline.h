@@ -19,6 +19,7 @@
 // Thread safety: all methods may be called from any thread.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <deque>
 #include <functional>
@@ -116,7 +117,9 @@ class IngestPipeline {
   int in_flight_ ABSL_GUARDED_BY(mu_) = 0;
   int active_submits_ ABSL_GUARDED_BY(mu_) = 0;
   int resuming_ ABSL_GUARDED_BY(mu_) = 0;  // parked messages handed to stagers
-  uint64_t unacknowledged_ ABSL_GUARDED_BY(mu_) = 0;
+  // Accepted by Submit, not yet acknowledged. Atomic: Acknowledge runs once per message, on
+  // the completion path, and takes no lock for it.
+  std::atomic<uint64_t> unacknowledged_{0};
   bool draining_ ABSL_GUARDED_BY(mu_) = false;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   IngestStats stats_ ABSL_GUARDED_BY(mu_);

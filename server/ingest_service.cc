@@ -61,7 +61,6 @@ class IngestStreamReactor final
             "histd is shutting down: every message received before this notice is "
             "acknowledged above; half-close the stream");
         notice->done = true;
-        notice->notice = true;
         pending_.push_back(std::move(notice));
       }
       actions = NextActionsLocked();
@@ -151,7 +150,6 @@ class IngestStreamReactor final
   struct PendingAck {
     v1::IngestResponse response;
     bool done = false;
-    bool notice = false;  // the shutdown notice, not an acknowledgement
   };
   struct Actions {
     bool read = false;
@@ -200,7 +198,7 @@ class IngestStreamReactor final
       std::shared_ptr<PendingAck> ack = std::move(pending_.front());
       pending_.pop_front();
       if (write_failed_) {
-        if (!ack->notice) ++acks_dropped_;
+        if (!ack->response.server_shutting_down()) ++acks_dropped_;  // the notice is no ack
         continue;
       }
       response_ = std::move(ack->response);

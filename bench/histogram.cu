@@ -264,8 +264,19 @@ void RunWorkload(Setup& s, double copy_gbs) {
     hc::HistogramAccumulateOptions o;
     o.strategy = hc::HistogramStrategy::kHotWindow;
     o.config = c;
-    prods.push_back({hb::Fmt("exact config %d: %d thr x %d/SM, %uK-bin window, tile 2^%d, cluster %d", c, k.threads,
-                             k.blocks_per_sm, k.window_bins / 1024, 31 - __builtin_clz(k.tile_samples), k.cluster), o});
+    prods.push_back({hb::Fmt("exact config %d: %d thr x %d/SM, %uK-bin window, tile 2^%d, cluster %d%s", c, k.threads,
+                             k.blocks_per_sm, k.window_bins / 1024, 31 - __builtin_clz(k.tile_samples), k.cluster,
+                             k.defer_misses ? ", misses deferred" : ""), o});
+    if (k.defer_misses) {  // cost split: + misses queued, + sorted and recorded, + folded
+      o.bench_probe = 1;
+      prods.push_back({hb::Fmt("probe: config %d without misses (WRONG result, cost split)", c), o});
+      o.bench_probe = 8;
+      prods.push_back({hb::Fmt("probe: config %d, full miss queues dropped (WRONG result, cost split)", c), o});
+      o.bench_probe = 4;
+      prods.push_back({hb::Fmt("probe: config %d, records not folded (WRONG result, cost split)", c), o});
+
+
+    }
   }
   hc::HistogramAccumulateOptions guess;
   guess.miss_guess = 1;

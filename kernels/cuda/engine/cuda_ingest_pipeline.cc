@@ -93,7 +93,8 @@ void CudaIngestPipeline::Submit(const StagingBuffer& staging, std::vector<Ingest
     // Enqueue under the lock so that batches enter the streams in submission order, which
     // is the order the completion thread acknowledges them in.
     Slot& slot = *slots_[index];
-    slot.status = Enqueue(slot, stream, staging, items);
+    slot.status = Enqueue(slot, stream, last_applied_, staging, items);
+    if (slot.status.ok()) last_applied_ = slot.applied;
     slot.done = std::move(done);
     slot.item_count = items.size();
     in_flight_.push_back(index);
@@ -102,6 +103,7 @@ void CudaIngestPipeline::Submit(const StagingBuffer& staging, std::vector<Ingest
 }
 
 absl::Status CudaIngestPipeline::Enqueue(Slot& slot, cudaStream_t stream,
+                                         cudaEvent_t previous_applied,
                                          const StagingBuffer& staging,
                                          const std::vector<IngestItem>& items) {
   HISTD_RETURN_IF_ERROR(CheckIngestItems(staging, items));
@@ -157,6 +159,8 @@ absl::Status CudaIngestPipeline::Enqueue(Slot& slot, cudaStream_t stream,
   HistogramAccumulate op;
   HISTD_RETURN_IF_ERROR(op.can_implement(args));
   HISTD_RETURN_IF_ERROR(Grow(slot.workspace, op.get_workspace_size(args)));
+  if (previous_applied != nullptr)
+    HISTD_CUDA_RETURN_IF_ERROR(cudaStreamWaitEvent(stream, previous_applied, 0));
   HISTD_RETURN_IF_ERROR(op.run(args, slot.workspace.get(), stream));
   HISTD_CUDA_RETURN_IF_ERROR(cudaEventRecord(slot.applied, stream));
   HISTD_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(slot.outflow_host.get(), slot.outflow.get(),

@@ -61,9 +61,12 @@ class CudaIngestPipeline {
 
   CudaIngestPipeline(int device) : device_(device) {}
   absl::Status Init();
-  // Enqueues the batch on the slot's stream; on error nothing is left in flight.
-  absl::Status Enqueue(Slot& slot, cudaStream_t stream, const StagingBuffer& staging,
-                       const std::vector<IngestItem>& items);
+  // Enqueues the batch on the slot's stream; on error nothing is left in flight. The
+  // histogram launch waits for `previous_applied` (the previous batch's launch, on the
+  // other stream): launches on the same histograms must not overlap
+  // (histogram_accumulate.h); copies still overlap the previous launch.
+  absl::Status Enqueue(Slot& slot, cudaStream_t stream, cudaEvent_t previous_applied,
+                       const StagingBuffer& staging, const std::vector<IngestItem>& items);
   void CompletionLoop();
 
   const int device_;
@@ -75,6 +78,7 @@ class CudaIngestPipeline {
   std::vector<int> free_slots_ ABSL_GUARDED_BY(mu_);
   std::deque<int> in_flight_ ABSL_GUARDED_BY(mu_);  // submission order
   int next_stream_ ABSL_GUARDED_BY(mu_) = 0;
+  cudaEvent_t last_applied_ ABSL_GUARDED_BY(mu_) = nullptr;  // the last batch's launch
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   EngineStats stats_ ABSL_GUARDED_BY(mu_);
   std::thread completion_thread_;

@@ -11,7 +11,10 @@
 //      any other goes to its warp's miss queue in shared memory; a queue that might not
 //      take one more round is applied to the global bins by its warp, kMissApplyWidth
 //      exact saturating byte updates per lane in flight (MergeWordsAt: load, CAS);
-//   4. apply what is left in the queues, then merge the window's non-zero words into the
+//      (configs with defer_misses: a full queue is sorted by bin range into a record in
+//      the workspace instead, and a second kernel folds the records on chip:
+//      deferred_misses.cuh);
+//   4. apply (or defer) what is left in the queues, then merge the window's non-zero words into the
 //      histogram (MergeWordsAt: saturating add);
 //   5. add the tile's binned/under/overflow counts to the item's outflow.
 // With a clustered config, the blocks of a cluster share one window and merge it once.
@@ -171,19 +174,33 @@ __device__ __forceinline__ void SyncGroup() {
 // With kCluster > 1, the blocks of a cluster take a cluster tile (kCluster consecutive
 // block tiles of one item) together: the same window, chosen from the whole cluster tile,
 // block `rank` folds the rank-th block tile, and the windows are merged once per cluster.
-template <int kThreads, int kCluster>
+// kDefers: the config defers misses (deferred_misses.cuh).
+template <int kThreads, int kCluster, bool kDefers>
 __device__ void HotWindowBlock(const HotWindowParams& p, uint32_t* lanes, uint32_t lane_words,
                                uint32_t* queues) {
   __shared__ TileState tile;
   __shared__ unsigned long long warp_best[kThreads / 32];
+  __shared__ DeferTarget defer;
   const int tid = threadIdx.x;
+  constexpr bool defers = kDefers;
+  if (defers && tid == 0) {
+    defer.work = p.work;
+    defer.tile_start = p.tile_start;
+    defer.item_pool = p.defer_item_pool;
+    defer.item_alloc = p.defer_item_alloc;
+    defer.slots = p.defer_slots;
+    defer.pool = p.defer_pool;
+    defer.any_record = p.defer_any_record;
+    defer.slots_per_tile = p.defer_slots_per_tile;
+    defer.drop = (p.bench_probe & kProbeDropDeferred) != 0;
+  }
   uint32_t rank = 0, group = blockIdx.x, groups = gridDim.x;
   if constexpr (kCluster > 1) {
     rank = cooperative_groups::this_cluster().block_rank();
     group = blockIdx.x / kCluster;
     groups = gridDim.x / kCluster;
   }
-  WarpMissQueue queue{queues + (tid >> 5) * kMissQueueEntries, 0};
+  WarpMissQueue queue{queues + (tid >> 5) * kMissQueueEntries, 0, defers ? &defer : nullptr};
   const uint32_t total_tiles = p.tile_start[p.work_count];
   const uint64_t group_tile = uint64_t{p.tile_samples} * kCluster;
   for (uint32_t t = group; t < total_tiles; t += groups) {
@@ -203,6 +220,7 @@ __device__ void HotWindowBlock(const HotWindowParams& p, uint32_t* lanes, uint32
       const uint64_t e = b + p.tile_samples;
       tile.begin = b < tile.span_end ? b : tile.span_end;
       tile.end = e < tile.span_end ? e : tile.span_end;
+      if (defers) defer.item = lo;
     }
     if (tid < 5) tile.outflow[tid] = 0;
     __syncthreads();
@@ -212,8 +230,10 @@ __device__ void HotWindowBlock(const HotWindowParams& p, uint32_t* lanes, uint32
     const bool pairs = item.kind == 1;
     Window win{0, 0, 0, 0};
     const uint64_t bins = uint64_t{item.rows} * item.cols;
+    // Misses expected over the whole item, from this tile's probes (deferral decision).
+    uint64_t expected_misses = 0;
     if (p.window_bins == 0) {
-      // no window
+      expected_misses = item.count;  // no window
     } else if (bins <= p.window_bins) {
       win = Window{0, 0, item.rows, item.cols};
     } else {
@@ -235,10 +255,15 @@ __device__ void HotWindowBlock(const HotWindowParams& p, uint32_t* lanes, uint32
         const float* f = reinterpret_cast<const float*>(words);
         return ax.Bin(f[2 * s], f[2 * s + 1], r, c, scratch);
       };
+      uint32_t captured = 0;
       win = SelectWindow<kThreads>(item.rows, item.cols, p.window_bins, probes, probe, lanes,
-                                   warp_best);
+                                   warp_best, &captured);
+      expected_misses = probes == 0 ? 0 : item.count * (probes - captured) / probes;
     }
-    if (tid == 0) tile.window = win;
+    if (tid == 0) {
+      tile.window = win;
+      if (defers) defer.active = DefersMisses(bins, expected_misses);
+    }
     // Clear the window's lanes (rounded up to whole 16-byte vectors; capacity allows it).
     const uint32_t clear_vec = (win.wh * win.ww + 7) / 8;
     for (uint32_t i = tid; i < clear_vec && 4 * i < lane_words; i += kThreads)
@@ -256,7 +281,7 @@ __device__ void HotWindowBlock(const HotWindowParams& p, uint32_t* lanes, uint32
         if ((tid & 31) == 0 && s != 0) atomicAdd(&tile.outflow[k], s);
       }
     }
-    if (queue.count != 0) queue.Apply(v);
+    if (queue.count != 0) queue.Drain(v);
     SyncGroup<kCluster>();  // every lane of every block final (no pending reverts)
     if (!(p.bench_probe & kProbeSkipMerge)) {
       LaneSources<kCluster> sources;  // built here: kept across the fold loop it would spill

@@ -103,11 +103,13 @@ __device__ __forceinline__ uint32_t WarpInclusiveSum(uint32_t x, int lane) {
 // Block-wide. `probe(i, &row, &col)` returns false for a sample that falls outside the
 // histogram (coordinates out of range); i in [0, probes). `cells` is shared scratch of at
 // least kGridRows * kGridCols words; `best` a shared 64-bit slot, `warp_best` shared
-// [kThreads / 32]. Ends with a barrier; every thread returns the same window.
+// [kThreads / 32]. Ends with a barrier; every thread returns the same window and, when
+// `captured` is not null, stores the probes inside the chosen coarse rectangle there (a
+// lower bound on the window's share: the fitted window contains that rectangle).
 template <int kThreads, class Probe>
 __device__ Window SelectWindow(uint32_t rows, uint32_t cols, uint32_t capacity, uint32_t probes,
                                Probe probe, uint32_t* cells,
-                               unsigned long long* warp_best) {
+                               unsigned long long* warp_best, uint32_t* captured = nullptr) {
   const CoarseGrid g = CoarseGrid::For(rows, cols);
   const uint32_t ncells = g.grid_rows * g.grid_cols;
   const int tid = threadIdx.x;
@@ -171,6 +173,7 @@ __device__ Window SelectWindow(uint32_t rows, uint32_t cols, uint32_t capacity, 
   __syncthreads();
   unsigned long long best = 0;
   for (int w = 0; w < kThreads / 32; ++w) best = warp_best[w] > best ? warp_best[w] : best;
+  if (captured != nullptr) *captured = static_cast<uint32_t>(best >> 32);
   // Decode the winning id back to (shape, position); every thread does the same work.
   uint32_t id = ~static_cast<uint32_t>(best & 0xFFFFFFFFull);
   base = 0;

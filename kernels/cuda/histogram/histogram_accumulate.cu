@@ -1,6 +1,7 @@
 // Host entry point and dispatch of the production histogram kernel (see the header), with
 // its thin __global__ shells: PlanTilesKernel (exclusive prefix of tiles per work item, in
-// the workspace) and HotWindowKernel<config> (agent_hot_window.cuh).
+// the workspace; with deferred misses also of ranges per item), HotWindowKernel<config>
+// (agent_hot_window.cuh) and FoldDeferredKernel (deferred_misses.cuh).
 #include "kernels/cuda/histogram/histogram_accumulate.h"
 
 #include <cub/block/block_scan.cuh>
@@ -12,6 +13,8 @@
 #include "kernels/cuda/common/cuda_status.h"
 #include "kernels/cuda/histogram/agent_hot_window.cuh"
 #include "kernels/cuda/histogram/cluster_resident.h"
+#include "kernels/cuda/histogram/deferred_layout.h"
+#include "kernels/cuda/histogram/deferred_misses.cuh"
 #include "kernels/cuda/histogram/histogram_tuning.h"
 
 namespace histd::cuda {
@@ -30,7 +33,9 @@ struct ConfigBudget {
   static constexpr size_t kLaneBytes = size_t{c.window_bins} * 2;
   static constexpr size_t kQueueBytes = size_t{c.threads / 32} * kMissQueueEntries * 4;
   static constexpr size_t kDynamicBytes = kLaneBytes + kQueueBytes;
-  static constexpr size_t kStaticBytes = sizeof(TileState) + 8 * (c.threads / 32);
+  static constexpr size_t kStaticBytes =
+      sizeof(TileState) + 8 * (c.threads / 32) + (c.defer_misses ? sizeof(DeferTarget) : 0);
+  static_assert(!c.defer_misses || c.cluster == 1, "deferred misses: one block per window");
   static_assert(c.window_bins % 8 == 0, "lanes are cleared 8 at a time");
   static_assert(c.window_bins / 2 >= kGridRows * kGridCols, "window selection scratch");
   static_assert(c.threads <= kMaxThreadsPerBlockForLanes, "16-bit lane proof bound");
@@ -41,27 +46,87 @@ struct ConfigBudget {
                 "shared memory per SM for the intended occupancy");
 };
 
+// tile_start: exclusive prefix of tiles per item. With deferred misses (unit_start !=
+// nullptr) also unit_start: exclusive prefix of deferred ranges per item
+// (DefersMisses/DeferRanges), item_pool: exclusive prefix of ItemPoolUnits over the
+// deferring items, item_alloc[i] = 0, every lock 0 and *any_record = 0.
 __global__ void __launch_bounds__(kPlanThreads) PlanTilesKernel(const HistogramWork* work,
                                                                 int work_count,
                                                                 uint32_t tile_samples,
-                                                                uint32_t* tile_start) {
+                                                                uint32_t* tile_start,
+                                                                uint32_t* unit_start,
+                                                                uint64_t* item_pool,
+                                                                unsigned long long* item_alloc,
+                                                                uint32_t* locks,
+                                                                uint32_t* any_record,
+                                                                uint32_t warps) {
   using Scan = cub::BlockScan<uint32_t, kPlanThreads>;
-  __shared__ typename Scan::TempStorage temp;
-  uint32_t carry = 0;
+  using Scan64 = cub::BlockScan<uint64_t, kPlanThreads>;
+  __shared__ union {
+    typename Scan::TempStorage scan;
+    typename Scan64::TempStorage scan64;
+  } temp;
+  uint32_t carry = 0, unit_carry = 0;
+  uint64_t pool_carry = 0;
+  if (locks != nullptr) {
+    for (uint32_t i = threadIdx.x; i < kDeferLocks; i += kPlanThreads) locks[i] = 0;
+    if (threadIdx.x == 0) *any_record = 0;
+  }
   for (int base = 0; base < work_count; base += kPlanThreads) {
     const int i = base + static_cast<int>(threadIdx.x);
-    uint32_t tiles = 0;
+    uint32_t tiles = 0, units = 0;
+    uint64_t pool_units = 0;
     if (i < work_count) {
       const uint64_t count = work[i].count;
+      const uint64_t bins = uint64_t{work[i].rows} * work[i].cols;
       tiles = static_cast<uint32_t>((count + tile_samples - 1) / tile_samples);
+      const bool defers = unit_start != nullptr && DefersMisses(bins, count);
+      units = defers ? DeferRanges(bins) : 0u;
+      pool_units = defers ? ItemPoolUnits(count, tiles, warps) : 0u;
     }
     uint32_t start, total;
-    Scan(temp).ExclusiveSum(tiles, start, total);
+    Scan(temp.scan).ExclusiveSum(tiles, start, total);
     if (i < work_count) tile_start[i] = carry + start;
     carry += total;
     __syncthreads();  // temp is reused
+    if (unit_start != nullptr) {
+      Scan(temp.scan).ExclusiveSum(units, start, total);
+      if (i < work_count) {
+        unit_start[i] = unit_carry + start;
+        item_alloc[i] = 0;
+      }
+      unit_carry += total;
+      __syncthreads();
+      uint64_t pool_start, pool_total;
+      Scan64(temp.scan64).ExclusiveSum(pool_units, pool_start, pool_total);
+      if (i < work_count) item_pool[i] = pool_carry + pool_start;
+      pool_carry += pool_total;
+      __syncthreads();
+    }
   }
-  if (threadIdx.x == 0) tile_start[work_count] = carry;
+  if (threadIdx.x == 0) {
+    tile_start[work_count] = carry;
+    if (unit_start != nullptr) unit_start[work_count] = unit_carry;
+  }
+}
+
+__global__ void __launch_bounds__(kDeferFoldThreads, kDeferFoldBlocksPerSm) FoldDeferredKernel(DeferredFoldParams p) {
+  extern __shared__ uint4 dynamic_shared[];
+  FoldDeferredBlock<kDeferFoldThreads>(p, reinterpret_cast<uint32_t*>(dynamic_shared));
+}
+
+absl::Status LaunchFoldDeferred(const DeferredFoldParams& p, int sm_count, cudaStream_t stream) {
+  constexpr size_t kSmem = size_t{kDeferRangeBins} * 2;
+  static_assert(kSmem <= kSharedPerBlockMax, "one range of lanes per block");
+  HISTD_CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(
+      FoldDeferredKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kSmem)));
+  static_assert(kDeferFoldBlocksPerSm * (kSmem + kReservedPerBlock) <= kSharedPerSm, "occupancy");
+  int per_sm = 0;
+  HISTD_CUDA_RETURN_IF_ERROR(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, FoldDeferredKernel,
+                                                                           kDeferFoldThreads, kSmem));
+  if (per_sm < 1) return absl::InternalError("histogram: the deferred-miss kernel does not fit");
+  FoldDeferredKernel<<<sm_count * per_sm, kDeferFoldThreads, kSmem, stream>>>(p);
+  return CheckLaunch("FoldDeferredKernel", stream);
 }
 
 template <int kConfig>
@@ -71,9 +136,10 @@ __global__ void __launch_bounds__(kHotWindowConfigs[kConfig].threads,
   (void)ConfigBudget<kConfig>{};
   extern __shared__ uint4 dynamic_shared[];
   uint32_t* lanes = reinterpret_cast<uint32_t*>(dynamic_shared);
-  constexpr uint32_t kLaneWords = kHotWindowConfigs[kConfig].window_bins / 2;
-  HotWindowBlock<kHotWindowConfigs[kConfig].threads, kHotWindowConfigs[kConfig].cluster>(
-      p, lanes, kLaneWords, lanes + kLaneWords);
+  constexpr HotWindowConfig c = kHotWindowConfigs[kConfig];
+  constexpr uint32_t kLaneWords = c.window_bins / 2;
+  uint32_t* queues = lanes + kLaneWords;
+  HotWindowBlock<c.threads, c.cluster, c.defer_misses>(p, lanes, kLaneWords, queues);
 }
 
 // tile_bound: an upper bound on the tiles (cluster tiles when clustered) of the work list.
@@ -114,16 +180,44 @@ absl::Status LaunchHotWindow(HotWindowParams p, uint64_t tile_bound, int sm_coun
 
 absl::Status LaunchConfig(int config, HotWindowParams p, uint64_t tile_bound, int sm_count,
                           cudaStream_t stream) {
-  static_assert(kHotWindowConfigCount == 5, "add the new config below");
+  static_assert(kHotWindowConfigCount == 7, "add the new config below");
   switch (config) {
     case 0: return LaunchHotWindow<0>(p, tile_bound, sm_count, stream);
     case 1: return LaunchHotWindow<1>(p, tile_bound, sm_count, stream);
     case 2: return LaunchHotWindow<2>(p, tile_bound, sm_count, stream);
     case 3: return LaunchHotWindow<3>(p, tile_bound, sm_count, stream);
     case 4: return LaunchHotWindow<4>(p, tile_bound, sm_count, stream);
+    case 5: return LaunchHotWindow<5>(p, tile_bound, sm_count, stream);
+    case 6: return LaunchHotWindow<6>(p, tile_bound, sm_count, stream);
     default: return absl::InvalidArgumentError("histogram: unknown config");
   }
 }
+
+// The hot-window launch's choices and its workspace: the tile plan, then (configs with
+// defer_misses) the deferral area of deferred_layout.h.
+struct HotWindowPlan {
+  int config;
+  uint32_t tile_samples;
+  bool defers;
+  DeferredLayout defer;
+  size_t bytes;
+
+  static HotWindowPlan For(const HistogramAccumulateArgs& args) {
+    const HistogramAccumulateOptions& o = args.options;
+    HotWindowPlan plan;
+    plan.config = o.config < 0 ? kDefaultHotWindowConfig : o.config;
+    const HotWindowConfig& c = kHotWindowConfigs[plan.config];
+    plan.tile_samples = o.tile_samples ? o.tile_samples : c.tile_samples;
+    plan.defers = c.defer_misses;
+    const size_t tile_plan = DeferredLayout::Align(sizeof(uint32_t) * (size_t(args.work_count) + 1));
+    plan.bytes = tile_plan;
+    if (plan.defers) {
+      plan.defer = DeferredLayout::For(tile_plan, args.total_samples, args.work_count, plan.tile_samples, c.threads);
+      plan.bytes = plan.defer.end;
+    }
+    return plan;
+  }
+};
 
 }  // namespace
 }  // namespace histogram
@@ -159,13 +253,18 @@ absl::Status HistogramAccumulate::can_implement(const HistogramAccumulateArgs& a
   const uint64_t tile_bound = args.total_samples / tile + uint64_t(args.work_count) + 1;
   if (tile_bound > std::numeric_limits<uint32_t>::max())
     return absl::InvalidArgumentError("histogram: too many tiles for one launch");
+  const histogram::HotWindowPlan plan = histogram::HotWindowPlan::For(args);
+  if (plan.defers && (plan.defer.pool_units > std::numeric_limits<uint32_t>::max() ||
+                      plan.defer.tiles * plan.defer.slots_per_tile >
+                          std::numeric_limits<uint32_t>::max()))
+    return absl::InvalidArgumentError("histogram: too many samples for one launch with deferred misses");
   return absl::OkStatus();
 }
 
 size_t HistogramAccumulate::get_workspace_size(const HistogramAccumulateArgs& args) const {
   if (args.work_count <= 0) return 0;
   if (UsesClusterResident(args)) return histogram::ResidentWorkspaceBytes(args.work_count);
-  return (sizeof(uint32_t) * (size_t(args.work_count) + 1) + 255) / 256 * 256;
+  return histogram::HotWindowPlan::For(args).bytes;
 }
 
 bool HistogramAccumulate::UsesClusterResident(const HistogramAccumulateArgs& args) {
@@ -192,7 +291,8 @@ absl::Status HistogramAccumulate::run(const HistogramAccumulateArgs& args, void*
                        ? o.config : histogram::kDefaultClusterResidentConfig;
     return histogram::RunClusterResident(args, rc, workspace, stream);
   }
-  const int config = o.config < 0 ? histogram::kDefaultHotWindowConfig : o.config;
+  const histogram::HotWindowPlan plan = histogram::HotWindowPlan::For(args);
+  const int config = plan.config;
   const histogram::HotWindowConfig& c = histogram::kHotWindowConfigs[config];
   histogram::HotWindowParams p;
   p.work = args.work;
@@ -200,20 +300,46 @@ absl::Status HistogramAccumulate::run(const HistogramAccumulateArgs& args, void*
   p.samples = args.samples;
   p.outflow = args.outflow;
   p.tile_start = static_cast<const uint32_t*>(workspace);
-  p.tile_samples = o.tile_samples ? o.tile_samples : c.tile_samples;
+  p.tile_samples = plan.tile_samples;
   p.window_bins = c.window_bins;
   if (o.max_window_bins != 0 && o.max_window_bins < p.window_bins) p.window_bins = o.max_window_bins;
   if (o.strategy == HistogramStrategy::kGlobalOnly) p.window_bins = 0;
   p.bench_probe = o.bench_probe;
   p.miss_guess_zero = o.miss_guess < 0 ? histogram::kDefaultMissGuessZero : o.miss_guess == 1;
+  uint8_t* ws = static_cast<uint8_t*>(workspace);
+  const histogram::DeferredLayout& dl = plan.defer;
+  uint32_t* unit_start = plan.defers ? reinterpret_cast<uint32_t*>(ws + dl.unit_start) : nullptr;
+  uint64_t* item_pool = plan.defers ? reinterpret_cast<uint64_t*>(ws + dl.item_pool) : nullptr;
+  p.defer_item_pool = item_pool;
+  uint32_t* locks = plan.defers ? reinterpret_cast<uint32_t*>(ws + dl.locks) : nullptr;
+  p.defer_item_alloc = plan.defers ? reinterpret_cast<unsigned long long*>(ws + dl.item_alloc) : nullptr;
+  p.defer_slots = plan.defers ? reinterpret_cast<uint32_t*>(ws + dl.slots) : nullptr;
+  p.defer_any_record = plan.defers ? reinterpret_cast<uint32_t*>(ws + dl.any_record) : nullptr;
+  p.defer_pool = plan.defers ? ws + dl.pool : nullptr;
+  p.defer_slots_per_tile = dl.slots_per_tile;
 
   // A tile of the plan is what one block (or one cluster) takes at a time.
   const uint32_t plan_tile = p.tile_samples * static_cast<uint32_t>(c.cluster);
   histogram::PlanTilesKernel<<<1, histogram::kPlanThreads, 0, stream>>>(
-      args.work, args.work_count, plan_tile, static_cast<uint32_t*>(workspace));
+      args.work, args.work_count, plan_tile, static_cast<uint32_t*>(workspace), unit_start,
+      item_pool, p.defer_item_alloc, locks, p.defer_any_record, dl.warps);
   HISTD_RETURN_IF_ERROR(CheckLaunch("PlanTilesKernel", stream));
   const uint64_t tile_bound = args.total_samples / plan_tile + uint64_t(args.work_count);
-  return histogram::LaunchConfig(config, p, tile_bound, sm_count_, stream);
+  HISTD_RETURN_IF_ERROR(histogram::LaunchConfig(config, p, tile_bound, sm_count_, stream));
+  if (!plan.defers || (o.bench_probe & histogram::kProbeSkipDeferredFold)) return absl::OkStatus();
+  histogram::DeferredFoldParams f;
+  f.work = args.work;
+  f.work_count = args.work_count;
+  f.tile_start = p.tile_start;
+  f.unit_start = unit_start;
+  f.item_pool = p.defer_item_pool;
+  f.item_alloc = p.defer_item_alloc;
+  f.slots = p.defer_slots;
+  f.pool = p.defer_pool;
+  f.slots_per_tile = dl.slots_per_tile;
+  f.locks = locks;
+  f.any_record = p.defer_any_record;
+  return histogram::LaunchFoldDeferred(f, sm_count_, stream);
 }
 
 }  // namespace histd::cuda

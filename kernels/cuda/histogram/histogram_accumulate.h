@@ -13,7 +13,11 @@
 //   DeviceBuffer ws = DeviceBuffer::Allocate(op.get_workspace_size(args));
 //   HISTD_RETURN_IF_ERROR(op.run(args, ws.get(), stream));
 // run() is asynchronous on `stream`; the work list, samples, outflow and workspace must stay
-// alive and untouched until the stream reaches that point.
+// alive and untouched until the stream reaches that point. Two launches that update the
+// same histograms must not run at the same time (order them on one stream or with
+// events): with deferred misses (the default config) a launch ends by rewriting whole
+// 16-byte chunks of the histograms under its own locks. Within one launch, any number of
+// work items may target the same histogram.
 //
 // Thread safety: a HistogramAccumulate holds only cached device properties; distinct
 // objects may be used from distinct threads. One object is not meant for concurrent use.
@@ -46,9 +50,9 @@ struct HistogramOutflow {
 };
 
 enum class HistogramStrategy : uint8_t {
-  kAuto,        // the production choice (today: kHotWindow with kDefaultHotWindowConfig)
+  kAuto,        // the production choice (kHotWindow with kDefaultHotWindowConfig)
   kHotWindow,   // hot window of 16-bit on-chip counters (per block or per cluster) + exact
-                // global misses
+                // global misses, applied at once or deferred (configs with defer_misses)
   kGlobalOnly,  // no window: every sample is an exact global byte update (the 'blocking CAS' idea)
   kClusterResident,  // a thread-block cluster holds the whole histogram on chip (distributed
                      // shared memory); config indexes kClusterResidentConfigs. One cluster

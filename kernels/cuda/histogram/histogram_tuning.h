@@ -14,6 +14,8 @@ struct HotWindowConfig {
   uint32_t window_bins;    // 16-bit counters held on chip per block
   uint32_t tile_samples;   // samples a block folds per tile
   int cluster;             // blocks per thread-block cluster sharing one window merge
+  bool defer_misses = false;  // misses go to range-sorted records in the workspace and are
+                              // folded on chip by a second kernel (deferred_misses.cuh)
 };
 
 // Each warp owns a queue of this many missed bins (shared memory) and applies it to the
@@ -28,10 +30,14 @@ inline constexpr int kMissApplyWidth = 4;
 
 // Candidates; the benchmark measures every one. Measured on H100 SXM (2026-11-22, bench/
 // results/histogram.md), us per histogram Roulo / uniform / single bin, service G samples/s:
-//   0: 12.7 / 40.6 / 4.51, 78.7     1: 9.24 / 33.8 / 3.87, 70.3 (the default)
+//   0: 12.7 / 40.6 / 4.51, 78.7     1: 9.24 / 33.8 / 3.87, 70.3
 //   2: 9.52 / 42.0 / 4.24, 31.1     3: 9.20 / 34.7 / 4.36, 29.9     4: 11.8 / 40.6 / 6.16, 24.6
 // Clusters help Roulo little and hurt small batches (idle blocks in a cluster); 2^18 tiles
 // help single bin (3.13) but cost uniform its L2 locality (55.6).
+// Deferred misses (2026-11-23): 5 (config 1 deferring; the default): 9.27 / 14.7 / 4.28
+// before the second kernel learned to skip launches without records; 6 (config 0
+// deferring): 12.9 / 15.4 / 4.83. Only uniform-like tiles defer (DefersMisses), so Roulo
+// and the service shape run as in 1 and 0.
 // Shared memory per block = window_bins * 2 + warps * kMissQueueEntries * 4.
 inline constexpr HotWindowConfig kHotWindowConfigs[] = {
     {512, 2, 40 * 1024, 1u << 16, 1},   // 0: 80 KiB counters + 32 KiB queues, two blocks/SM
@@ -39,10 +45,29 @@ inline constexpr HotWindowConfig kHotWindowConfigs[] = {
     {512, 2, 40 * 1024, 1u << 16, 4},   // 2: as 0, windows merged per cluster of 4
     {1024, 1, 64 * 1024, 1u << 17, 4},  // 3: as 1, windows merged per cluster of 4
     {512, 2, 40 * 1024, 1u << 15, 8},   // 4: half tiles, windows merged per cluster of 8
+    // Deferred misses (the sort's scratch lives in the miss queues):
+    {1024, 1, 64 * 1024, 1u << 17, 1, true},  // 5: as 1
+    {512, 2, 40 * 1024, 1u << 16, 1, true},   // 6: as 0
 };
 inline constexpr int kHotWindowConfigCount =
     static_cast<int>(sizeof(kHotWindowConfigs) / sizeof(kHotWindowConfigs[0]));
-inline constexpr int kDefaultHotWindowConfig = 1;
+inline constexpr int kDefaultHotWindowConfig = 5;
+// ---- deferred misses (configs with defer_misses; deferred_misses.cuh) -------------------
+// A warp whose miss queue fills sorts it by bin range (kDeferRangeBins bins each) into a
+// record in the workspace instead of applying it; a second kernel folds each (work item,
+// range) on chip in 16-bit lanes and merges the range once. Histograms of more than
+// kDeferMaxRanges ranges apply their misses at once, as the other configs do.
+// 64K-bin ranges (H100, uniform, second kernel: 7.2 us per histogram at one block of 1024
+// threads per SM; 32K-bin ranges at three blocks of 512 per SM: 8.3 us, every block
+// reading every record's header twice as often).
+inline constexpr int kDeferRangeShift = 16;  // offsets within a range fit 16 bits
+inline constexpr uint32_t kDeferRangeBins = 1u << kDeferRangeShift;
+inline constexpr int kDeferMaxRanges = 64;   // histograms up to 4M bins defer their misses
+inline constexpr uint32_t kDeferRecordHeaderBytes = kDeferMaxRanges * 2;  // u16 range ends
+inline constexpr int kDeferFoldThreads = 1024;  // the second kernel: one block per SM
+inline constexpr int kDeferFoldBlocksPerSm = 1;
+inline constexpr uint32_t kDeferLocks = 4096;     // (histogram, range) locks, hashed
+
 // Misses: CAS guessing the word is 0 first (one atomic when right) instead of load + CAS.
 // H100: within +-3% either way (uniform/service slightly faster, Roulo slower): off.
 inline constexpr bool kDefaultMissGuessZero = false;

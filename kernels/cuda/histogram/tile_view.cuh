@@ -15,6 +15,8 @@ namespace histd::cuda::histogram {
 // Benchmark-only probes (HistogramAccumulateOptions::bench_probe); results are wrong.
 inline constexpr uint32_t kProbeDropMisses = 1;   // misses are not applied
 inline constexpr uint32_t kProbeSkipMerge = 2;    // the window is not merged
+inline constexpr uint32_t kProbeSkipDeferredFold = 4;  // deferred records are not folded
+inline constexpr uint32_t kProbeDropDeferred = 8;  // full queues are dropped, not recorded
 
 struct HotWindowParams {
   const HistogramWork* work;
@@ -26,6 +28,14 @@ struct HotWindowParams {
   uint32_t window_bins;        // effective window capacity (0: no window)
   uint32_t bench_probe;
   bool miss_guess_zero;        // misses: CAS guessing 0 first instead of load + CAS
+  // Deferred misses (configs with defer_misses; deferred_layout.h); defer_pool == nullptr
+  // otherwise.
+  const uint64_t* defer_item_pool;       // first pool unit of each item
+  unsigned long long* defer_item_alloc;  // records << 32 | units taken, per item
+  uint32_t* defer_slots;
+  uint32_t* defer_any_record;
+  uint8_t* defer_pool;
+  uint32_t defer_slots_per_tile;
 };
 
 // What every thread of the block needs about the current tile (broadcast via shared).

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "kernels/cuda/histogram/block_window_select.cuh"
+#include "kernels/cuda/histogram/deferred_misses.cuh"
 #include "kernels/cuda/histogram/exact_bin_ops.cuh"
 #include "kernels/cuda/histogram/histogram_tuning.h"
 #include "kernels/cuda/histogram/tile_view.cuh"
@@ -17,6 +18,16 @@ struct WarpMissQueue {
   static constexpr int kApplyWidth = kMissApplyWidth;
   uint32_t* entries;
   uint32_t count;
+  DeferTarget* defer = nullptr;  // configs with defer_misses: where a full queue goes
+
+  // Empties the queue: as a deferred record when the tile defers, else applied at once.
+  __device__ void Drain(const TileView& v) {
+    if (defer != nullptr && defer->active && WarpDeferMisses(*defer, entries, count)) {
+      count = 0;
+      return;
+    }
+    Apply(v);
+  }
 
   // Applies every queued miss: kApplyWidth exact byte updates per lane in flight.
   __device__ void Apply(const TileView& v) {
@@ -54,7 +65,7 @@ struct WarpMissQueue {
     for (int j = 0; j < N; ++j)
       if (miss[j]) entries[pos++] = flat[j];
     count += __shfl_sync(0xffffffffu, incl, 31);
-    if (count > kMissQueueEntries - 32 * kSamplesPerLaneRound) Apply(v);
+    if (count > kMissQueueEntries - 32 * kSamplesPerLaneRound) Drain(v);
   }
 };
 

@@ -239,8 +239,22 @@ inline std::vector<std::pair<std::string, cuda::HistogramAccumulateOptions>> Exa
     o.tile_samples = 1024;
     v.push_back({"window" + std::to_string(w) + "_tile1024", o});
   }
+  for (int c = 0; c < cuda::histogram::kHotWindowConfigCount; ++c) {
+    if (!cuda::histogram::kHotWindowConfigs[c].defer_misses) continue;
+    for (uint32_t w : {77u, 4096u}) {  // many misses, many small records, small tiles
+      cuda::HistogramAccumulateOptions o;
+      o.config = c;
+      o.max_window_bins = w;
+      o.tile_samples = 1024;
+      v.push_back({"deferred_config" + std::to_string(c) + "_window" + std::to_string(w) + "_tile1024", o});
+    }
+    cuda::HistogramAccumulateOptions g;
+    g.strategy = cuda::HistogramStrategy::kGlobalOnly;  // every sample deferred
+    g.config = c;
+    v.push_back({"deferred_config" + std::to_string(c) + "_no_window", g});
+  }
   cuda::HistogramAccumulateOptions cl;
-  cl.config = cuda::histogram::kHotWindowConfigCount - 1;
+  cl.config = 4;  // clustered windows (cluster of 8)
   cl.max_window_bins = 77;
   cl.tile_samples = 1024;
   cl.miss_guess = 1;

@@ -1,0 +1,89 @@
+// Where the deferred-miss records of one HistogramAccumulate launch live in its workspace,
+// and the bound that proves they fit (host and device; no CUDA calls).
+//
+// A record is what one warp wrote when it sorted its miss queue by bin range:
+//   kDeferRecordHeaderBytes of u16 range ends (entries of range r are [end[r-1], end[r]),
+//   end[-1] = 0), then the entries (u16 offsets within their range), padded to 16 bytes.
+// Each deferring work item owns a part of the pool (sized by the bound below from its own
+// sample count, placed by the planner) and a list of slots (its tiles * slots_per_tile);
+// a record takes its pool space and its slot with one 64-bit atomicAdd on the item's
+// allocation word (records << 32 | 16-byte units), so that no address is shared by
+// all the blocks of the launch.
+//
+// Bound on an item's pool: a record of n entries takes at most 128 + 2n + 14 bytes. Every
+// record except the last of a (tile, warp) was written because the queue held more than
+// kMissQueueEntries - 32 * kSamplesPerLaneRound = 256 entries, so there are at most
+// misses / 257 + tiles * warps records, and the entries total at most the samples:
+//   pool <= 142 * (samples / 257 + tiles * warps) + 2 * samples   (ItemPoolUnits).
+// Summed over the items this is at most the same expression over the launch, plus one
+// unit per item for rounding (For below).
+// Bound on the slots: a warp queues at most 256 samples per round of its tile loop and
+// a tile has at most tile_samples / (8 * threads) + 1 rounds per warp, so each warp writes
+// at most tile_samples / (8 * threads) + 2 records per tile. (The kernel still checks both and
+// applies a queue at once should either run out.)
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/cuda/histogram/fast_divide.h"
+#include "kernels/cuda/histogram/histogram_tuning.h"
+
+namespace histd::cuda::histogram {
+
+// Whether misses are deferred: the histogram has at most kDeferMaxRanges ranges, and
+// enough misses (over the whole work item) that folding each range on chip and merging it
+// with 16-byte CAS costs less than one word CAS per miss: about one miss per 16-byte chunk.
+// A tile decides from its window probe's estimate; the planner reserves space wherever
+// the item's sample count could reach the threshold.
+inline constexpr uint64_t kDeferMinMissesPerBinInverse = 16;
+HISTD_HD inline bool DefersMisses(uint64_t bins, uint64_t misses) {
+  return bins <= uint64_t{kDeferMaxRanges} * kDeferRangeBins &&
+         misses * kDeferMinMissesPerBinInverse >= bins;
+}
+HISTD_HD inline uint32_t DeferRanges(uint64_t bins) {
+  return static_cast<uint32_t>((bins + kDeferRangeBins - 1) >> kDeferRangeShift);
+}
+// 16-byte pool units of one item (of `tiles` plan tiles) or of a whole launch.
+HISTD_HD inline uint64_t ItemPoolUnits(uint64_t samples, uint64_t tiles, uint32_t warps) {
+  return (142 * (samples / 257 + tiles * warps) + 2 * samples + 15) / 16;
+}
+
+struct DeferredLayout {
+  uint64_t tiles = 0;            // bound on the plan's tiles
+  uint32_t warps = 0;            // per block of the hot-window kernel
+  uint32_t slots_per_tile = 0;   // record slots per plan tile
+  uint64_t pool_units = 0;       // 16-byte units
+  // Byte offsets from the workspace start.
+  size_t unit_start = 0;         // work_count + 1 u32: exclusive prefix of ranges per item
+  size_t item_pool = 0;          // work_count u64: first pool unit of each item (planner)
+  size_t item_alloc = 0;         // work_count u64: records << 32 | units taken (zeroed by the planner)
+  size_t locks = 0;              // kDeferLocks u32 (zeroed by the planner)
+  size_t any_record = 0;         // u32: set by the first record (zeroed by the planner)
+  size_t slots = 0;              // tiles * slots_per_tile u32: record offsets
+  size_t pool = 0;
+  size_t end = 0;
+
+  static constexpr size_t Align(size_t x) { return (x + 255) / 256 * 256; }
+
+  // base: where the deferral area starts (after the tile plan).
+  static DeferredLayout For(size_t base, uint64_t total_samples, int work_count,
+                            uint32_t tile_samples, int threads) {
+    DeferredLayout l;
+    l.tiles = total_samples / tile_samples + static_cast<uint64_t>(work_count) + 1;
+    l.warps = static_cast<uint32_t>(threads / 32);
+    l.slots_per_tile = l.warps * (tile_samples / (8u * static_cast<uint32_t>(threads)) + 2);
+    l.pool_units = ItemPoolUnits(total_samples, l.tiles, l.warps) + static_cast<uint64_t>(work_count);
+    l.unit_start = Align(base);
+    l.item_pool = Align(l.unit_start + 4 * (static_cast<size_t>(work_count) + 1));
+    l.item_alloc = Align(l.item_pool + 8 * static_cast<size_t>(work_count));
+    l.locks = Align(l.item_alloc + 8 * static_cast<size_t>(work_count));
+    l.any_record = Align(l.locks + 4 * size_t{kDeferLocks});
+    l.slots = Align(l.any_record + 4);
+    l.pool = Align(l.slots + 4 * l.tiles * l.slots_per_tile);
+    l.end = Align(l.pool + 16 * l.pool_units);
+    return l;
+  }
+};
+
+}  // namespace histd::cuda::histogram

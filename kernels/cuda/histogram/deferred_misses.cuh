@@ -1,0 +1,356 @@
+// Deferred misses: the two halves of the hot-window configs with defer_misses.
+//
+// Why: a miss (a sample outside the block's hot window) applied at once is one scattered,
+// exact load + CAS on a global word, and L2 does ~34 G of those per second on the H100
+// (NOTES.md): uniform data over 2M bins is ~1M of them per histogram. Deferred, a miss
+// costs two bytes written and read back, and is then counted in shared memory.
+//
+// 1. WarpDeferMisses (in the hot-window kernel): a warp whose miss queue fills sorts it by
+//    range (flat bin >> kDeferRangeShift) with a warp-local counting sort (__match_any_sync
+//    aggregates the lanes of one range), and writes it as one record (deferred_layout.h)
+//    with coalesced stores.
+// 2. FoldDeferredBlock (a second kernel, after the first in stream order): one block per
+//    (work item, range) at a time clears kDeferRangeBins 16-bit lanes, folds every entry
+//    of that range from the item's records with IncrementLanes16 (exact, lanes <= cap),
+//    and merges the range into the global bytes under the range's lock (MergeRange):
+//    coalesced 16-byte load, saturating add, store; 128-bit CAS only for chunks shared
+//    with a neighbour. The launch's 32-bit updates (window merges, immediate misses) are
+//    all complete before this kernel starts; a launch must not overlap another launch on
+//    the same histograms (histogram_accumulate.h).
+// The result is min(cap, start + hits) for every bin: window hits, immediate misses and
+// deferred misses are all saturating adds, which compose (exact_bin_ops.cuh).
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/cuda/histogram/block_window_select.cuh"
+#include "kernels/cuda/histogram/deferred_layout.h"
+#include "kernels/cuda/histogram/exact_bin_ops.cuh"
+#include "kernels/cuda/histogram/histogram_accumulate.h"
+#include "kernels/cuda/histogram/histogram_tuning.h"
+
+namespace histd::cuda::histogram {
+
+// Block-wide deferral state of the hot-window kernel, in shared memory (set by thread 0:
+// the launch's pointers once, the item per tile; a flush looks up the rest itself, so
+// that a tile that never flushes pays nothing).
+struct DeferTarget {
+  const HistogramWork* work;
+  const uint32_t* tile_start;
+  const uint64_t* item_pool;        // first pool unit of each item
+  unsigned long long* item_alloc;   // records << 32 | units taken, per item
+  uint32_t* slots;
+  uint8_t* pool;
+  uint32_t* any_record;  // set with the launch's first record (the second kernel skips when 0)
+  uint32_t slots_per_tile;
+  bool drop;             // benchmark probe: records are dropped (results WRONG)
+  int item;              // the current tile's work item
+  bool active;           // this tile's misses are deferred
+};
+
+// Shared-memory atomics on a generic pointer known to point to shared memory (the sort
+// scratch reaches WarpDeferMisses as a generic pointer; this keeps them ATOMS).
+__device__ __forceinline__ uint32_t SharedFetchAdd(uint32_t* p, uint32_t v) {
+  uint32_t old;
+  asm volatile("atom.shared.add.u32 %0, [%1], %2;"
+               : "=r"(old) : "r"(static_cast<uint32_t>(__cvta_generic_to_shared(p))), "r"(v) : "memory");
+  return old;
+}
+__device__ __forceinline__ void SharedAdd(uint32_t* p, uint32_t v) {
+  asm volatile("red.shared.add.u32 [%0], %1;"
+               :: "r"(static_cast<uint32_t>(__cvta_generic_to_shared(p))), "r"(v) : "memory");
+}
+
+// Writes the warp's `count` queued misses (flat bin indices, < kDeferMaxRanges ranges) as
+// one record. The queue's own memory is the sort's scratch (the queue is empty afterwards):
+// once the entries are in registers, its first kMissQueueEntries * 2 bytes take the sorted
+// 16-bit offsets and the next kDeferMaxRanges words the range cursors, so deferral costs
+// no shared memory of its own (less would shrink the L1 carve-out: H100, 10% slower). All 32 lanes call it together. Returns false, writing nothing, when the
+// record does not fit (never, by deferred_layout.h's bound; the caller then applies the
+// queue at once).
+__device__ __noinline__ bool WarpDeferMisses(DeferTarget& d, uint32_t* entries, uint32_t count) {
+  const int lane = threadIdx.x & 31;
+  if (d.drop) return true;
+  const int item = d.item;
+  const uint32_t tiles = d.tile_start[item + 1] - d.tile_start[item];
+  const uint32_t slot_capacity = tiles * d.slots_per_tile;
+  const uint64_t pool_units = ItemPoolUnits(d.work[item].count, tiles, blockDim.x / 32);
+  const uint32_t units = (kDeferRecordHeaderBytes + (2 * count + 15) / 16 * 16) / 16;
+  unsigned long long taken = 0;
+  if (lane == 0) taken = atomicAdd(d.item_alloc + item, (1ull << 32) | units);
+  taken = __shfl_sync(0xffffffffu, taken, 0);
+  const uint32_t slot = static_cast<uint32_t>(taken >> 32), unit = static_cast<uint32_t>(taken);
+  if (slot >= slot_capacity || unit > pool_units || pool_units - unit < units) return false;
+
+  // A counting sort with shared-memory atomics: count per range, scan, scatter (the order
+  // inside a range is whatever the atomics give; it does not matter).
+  constexpr int kPerLane = kMissQueueEntries / 32;
+  constexpr uint32_t kNone = 0xFFFFFFFFu;
+  static_assert(kMissQueueEntries * 2 + kDeferMaxRanges * 4 <= kMissQueueEntries * 4, "scratch in the queue");
+  uint32_t v[kPerLane];
+#pragma unroll
+  for (int k = 0; k < kPerLane; ++k) {
+    const uint32_t e = k * 32 + lane;
+    v[k] = e < count ? entries[e] : kNone;
+  }
+  uint32_t* cursor = entries + kMissQueueEntries / 2;  // past the sorted offsets
+  __syncwarp();  // every entry is in registers: the queue's memory is free
+  cursor[lane] = 0;
+  cursor[lane + 32] = 0;
+  __syncwarp();
+#pragma unroll
+  for (int k = 0; k < kPerLane; ++k)
+    if (v[k] != kNone) SharedAdd(cursor + (v[k] >> kDeferRangeShift), 1u);
+  __syncwarp();
+  // Exclusive starts become the cursors; inclusive ends become the header.
+  const uint32_t c0 = cursor[2 * lane], c1 = cursor[2 * lane + 1];
+  const uint32_t incl = WarpInclusiveSum(c0 + c1, lane);
+  const uint32_t start0 = incl - c0 - c1;
+  __syncwarp();
+  cursor[2 * lane] = start0;
+  cursor[2 * lane + 1] = start0 + c0;
+  uint8_t* record = d.pool + (d.item_pool[item] + unit) * 16;
+  reinterpret_cast<uint32_t*>(record)[lane] = (incl << 16) | (start0 + c0);  // ends of 2l, 2l+1
+  __syncwarp();
+  uint16_t* sorted = reinterpret_cast<uint16_t*>(entries);
+#pragma unroll
+  for (int k = 0; k < kPerLane; ++k) {
+    if (v[k] == kNone) continue;
+    sorted[SharedFetchAdd(cursor + (v[k] >> kDeferRangeShift), 1u)] =
+        static_cast<uint16_t>(v[k] & (kDeferRangeBins - 1));
+  }
+  __syncwarp();
+  const uint4* src = reinterpret_cast<const uint4*>(sorted);
+  uint4* dst = reinterpret_cast<uint4*>(record + kDeferRecordHeaderBytes);
+  for (uint32_t i = lane; i < (count + 7) / 8; i += 32) dst[i] = src[i];
+  if (lane == 0) {
+    d.slots[uint64_t{d.tile_start[item]} * d.slots_per_tile + slot] = unit;
+    if (slot == 0) *d.any_record = 1;
+  }
+  __syncwarp();
+  return true;
+}
+
+struct DeferredFoldParams {
+  const HistogramWork* work;
+  int work_count;
+  const uint32_t* tile_start;    // work_count + 1: the hot-window plan
+  const uint32_t* unit_start;    // work_count + 1: exclusive prefix of deferred ranges
+  const uint64_t* item_pool;     // work_count: first pool unit of each item
+  const unsigned long long* item_alloc;  // work_count: records << 32 | units taken
+  const uint32_t* slots;         // item i's record offsets from tile_start[i] * slots_per_tile
+  const uint8_t* pool;
+  uint32_t* locks;               // kDeferLocks (zeroed by the planner)
+  const uint32_t* any_record;    // non-zero once any record was written
+  uint32_t slots_per_tile;
+};
+
+// The lock of (histogram, range): ranges of one histogram take consecutive locks.
+__device__ __forceinline__ uint32_t* RangeLock(uint32_t* locks, const uint8_t* bins, uint32_t r) {
+  const uint64_t h = (reinterpret_cast<uintptr_t>(bins) >> 4) * 0x9E3779B97F4A7C15ull;
+  return locks + ((static_cast<uint32_t>(h >> 40) + r) & (kDeferLocks - 1));
+}
+
+// Merges range r of item w (bins [r * kDeferRangeBins, ...) of the histogram) from
+// `lanes` (16-bit counts, clamped to cap here) into the global bytes, holding the range's lock: 16-byte chunks
+// that lie wholly inside the range are read, saturated and stored (no other writer can
+// touch them: other items' units of this range wait for the lock, other ranges and
+// histograms own other bytes, and the launch's word updates are complete); a chunk
+// shared with a neighbour (a misaligned histogram or range end) takes a 128-bit CAS.
+// Without sm_90's 128-bit CAS: 32-bit word merges throughout.
+template <int kThreads>
+__device__ void MergeRange(const HistogramWork& w, uint32_t r, const uint32_t* lanes, uint32_t* locks) {
+  const uintptr_t a = reinterpret_cast<uintptr_t>(w.bins);
+  const uint64_t bins = uint64_t{w.rows} * w.cols;
+  const uint32_t lo = r << kDeferRangeShift;
+  const uint32_t hi = static_cast<uint32_t>(bins - lo < kDeferRangeBins ? bins : uint64_t{lo} + kDeferRangeBins);
+  const uint32_t cap = w.cap, cap4 = Replicate4(cap), cap2 = cap * 0x00010001u;
+  auto inc_byte = [&](uint32_t lane) -> uint32_t {
+    const uint32_t n = ReadLane16(lanes, lane);
+    return n < cap ? n : cap;
+  };
+#if defined(HISTD_HAVE_CAS128)
+  uint32_t* lock = RangeLock(locks, w.bins, r);
+  if (threadIdx.x == 0) {
+    while (atomicCAS(lock, 0u, 1u) != 0u) __nanosleep(64);
+    __threadfence();
+  }
+  __syncthreads();
+  uint4* base = reinterpret_cast<uint4*>(a & ~uintptr_t{15});
+  const uint32_t misalign = static_cast<uint32_t>(a & 15);
+  const uint32_t b_lo = misalign + lo, b_hi = misalign + hi;
+  const uint32_t c_lo = b_lo >> 4, chunks = ((b_hi - 1) >> 4) - c_lo + 1;
+  const uint4* lane_vec = reinterpret_cast<const uint4*>(lanes);
+  for (uint32_t t0 = threadIdx.x; t0 < chunks; t0 += 4 * kThreads) {
+    uint4 inc[4], seen[4];
+    bool owned[4], active[4];
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const uint32_t t = t0 + j * kThreads;
+      inc[j] = make_uint4(0, 0, 0, 0);
+      const uint32_t first = 16 * (c_lo + t);
+      owned[j] = first >= b_lo && first + 16 <= b_hi;
+      if (t < chunks) {
+        if (misalign == 0) {  // chunk t holds lanes 16t .. 16t + 15 (lanes past hi are 0)
+          uint4 l0 = lane_vec[2 * t], l1 = lane_vec[2 * t + 1];
+          l0 = make_uint4(__vminu2(l0.x, cap2), __vminu2(l0.y, cap2), __vminu2(l0.z, cap2), __vminu2(l0.w, cap2));
+          l1 = make_uint4(__vminu2(l1.x, cap2), __vminu2(l1.y, cap2), __vminu2(l1.z, cap2), __vminu2(l1.w, cap2));
+          inc[j] = make_uint4(__byte_perm(l0.x, l0.y, 0x6420), __byte_perm(l0.z, l0.w, 0x6420),
+                              __byte_perm(l1.x, l1.y, 0x6420), __byte_perm(l1.z, l1.w, 0x6420));
+        } else {
+          uint32_t word[4] = {0, 0, 0, 0};
+#pragma unroll
+          for (int q = 0; q < 16; ++q) {
+            const uint32_t byte = first + q;
+            if (byte >= b_lo && byte < b_hi) word[q / 4] |= inc_byte(byte - b_lo) << (8 * (q % 4));
+          }
+          inc[j] = make_uint4(word[0], word[1], word[2], word[3]);
+        }
+      }
+      active[j] = (inc[j].x | inc[j].y | inc[j].z | inc[j].w) != 0;
+      seen[j] = active[j] && owned[j] ? __ldcg(base + c_lo + t) : make_uint4(0, 0, 0, 0);
+    }
+    uint32_t off[4];
+    bool shared_chunk[4];
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      off[j] = c_lo + t0 + j * kThreads;
+      shared_chunk[j] = active[j] && !owned[j];
+      if (active[j] && owned[j]) {
+        const uint4 next = SaturatingAddBytes16(seen[j], inc[j], cap4);
+        if (!Same16(next, seen[j])) __stcg(base + off[j], next);
+      }
+    }
+    MergeChunksAt<4>(base, off, inc, shared_chunk, cap4);
+  }
+  __threadfence();  // this unit's stores are visible before the lock is released
+  __syncthreads();
+  if (threadIdx.x == 0) atomicExch(lock, 0u);
+#else
+  (void)locks;
+  uint32_t* word_base = reinterpret_cast<uint32_t*>(a & ~uintptr_t{3});
+  const uint32_t misalign = static_cast<uint32_t>(a & 3);
+  const uint32_t b_lo = misalign + lo, b_hi = misalign + hi;
+  const uint32_t w_lo = b_lo >> 2, words = ((b_hi - 1) >> 2) - w_lo + 1;
+  for (uint32_t t0 = threadIdx.x; t0 < words; t0 += 8 * kThreads) {
+    uint32_t off[8], inc[8];
+    bool active[8];
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+      const uint32_t t = t0 + j * kThreads;
+      inc[j] = 0;
+      off[j] = w_lo + t;
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        const uint32_t byte = 4 * (w_lo + t) + q;
+        if (t < words && byte >= b_lo && byte < b_hi) inc[j] |= inc_byte(byte - b_lo) << (8 * q);
+      }
+      active[j] = inc[j] != 0;
+    }
+    MergeWordsAt<8>(word_base, off, inc, active, cap4);
+  }
+#endif
+}
+
+// The second kernel's block: (work item, range) units dealt round-robin. `lanes` holds
+// kDeferRangeBins 16-bit lanes.
+template <int kThreads>
+__device__ void FoldDeferredBlock(const DeferredFoldParams& p, uint32_t* lanes) {
+  static_assert(kThreads <= kMaxThreadsPerBlockForLanes, "16-bit lane proof bound");
+  __shared__ int unit_item;
+  __shared__ uint32_t unit_entries;
+  const int tid = threadIdx.x;
+  if (*p.any_record == 0) return;  // no tile deferred (clustered data, small batches)
+  const uint32_t units = p.unit_start[p.work_count];
+  int item = 0;  // thread 0's: the block's units increase, so its item only moves forward
+  for (uint32_t u = blockIdx.x; u < units; u += gridDim.x) {
+    if (tid == 0) {
+      if (item + 1 < p.work_count && p.unit_start[item + 1] <= u) {
+        int lo = item + 1, hi = p.work_count - 1;  // last item whose first unit is <= u
+        while (lo < hi) {
+          const int mid = (lo + hi + 1) / 2;
+          if (p.unit_start[mid] <= u) lo = mid; else hi = mid - 1;
+        }
+        item = lo;
+      }
+      unit_item = item;
+    }
+    __syncthreads();
+    const int i = unit_item;
+    const uint32_t r = u - p.unit_start[i];
+    const HistogramWork& w = p.work[i];
+    const uint32_t capacity = (p.tile_start[i + 1] - p.tile_start[i]) * p.slots_per_tile;
+    const uint32_t written = static_cast<uint32_t>(p.item_alloc[i] >> 32);
+    const uint32_t records = written < capacity ? written : capacity;
+    if (records == 0) {  // nothing deferred (uniform over the block)
+      __syncthreads();   // unit_item is rewritten by the next unit
+      continue;
+    }
+    const uint32_t* slots = p.slots + uint64_t{p.tile_start[i]} * p.slots_per_tile;
+    const uint8_t* pool = p.pool + p.item_pool[i] * 16;
+    const uint32_t cap = w.cap;
+    for (uint32_t v = tid; v < kDeferRangeBins / 8; v += kThreads)
+      reinterpret_cast<uint4*>(lanes)[v] = make_uint4(0, 0, 0, 0);
+    __syncthreads();
+    // Records per thread, their loads in flight together: slots, then headers. When the
+    // whole unit takes one round (records <= kBatch * kThreads) its entry count is known
+    // before any lane is touched, and below 65536 no lane can carry: plain shared adds
+    // (no return value, no cap check; clamped to cap at the merge). Otherwise, or when
+    // larger, accept-by-old-value increments (IncrementLanes16, lanes <= cap).
+    constexpr int kBatch = 4;
+    const bool one_round = records <= kBatch * kThreads;  // block-uniform
+    if (tid == 0) unit_entries = 0;
+    __syncthreads();
+    for (uint32_t j0 = tid; j0 < (one_round ? kThreads : records); j0 += kBatch * kThreads) {
+      const uint4* entries[kBatch];
+      uint32_t lo[kBatch], hi[kBatch], mine = 0;
+#pragma unroll
+      for (int q = 0; q < kBatch; ++q) {
+        const uint32_t j = j0 + q * kThreads;
+        entries[q] = j < records ? reinterpret_cast<const uint4*>(pool + uint64_t{__ldg(slots + j)} * 16 +
+                                                                  kDeferRecordHeaderBytes)
+                                 : nullptr;
+      }
+#pragma unroll
+      for (int q = 0; q < kBatch; ++q) {
+        const uint16_t* ends = reinterpret_cast<const uint16_t*>(entries[q]) - kDeferMaxRanges;
+        lo[q] = entries[q] != nullptr && r != 0 ? __ldg(ends + r - 1) : 0u;
+        hi[q] = entries[q] != nullptr ? __ldg(ends + r) : 0u;
+        mine += hi[q] - lo[q];
+      }
+      bool plain = false;
+      if (one_round) {  // every thread of the block is here exactly once
+        if (mine != 0) atomicAdd(&unit_entries, mine);
+        __syncthreads();
+        plain = unit_entries < 65536;
+      }
+#pragma unroll
+      for (int q = 0; q < kBatch; ++q) {
+        for (uint32_t chunk = lo[q] / 8; 8 * chunk < hi[q]; ++chunk) {
+          const uint4 v = __ldg(entries[q] + chunk);
+          const uint32_t w4[4] = {v.x, v.y, v.z, v.w};
+          uint32_t k[8];
+          bool hit[8];
+#pragma unroll
+          for (int y = 0; y < 8; ++y) {
+            const uint32_t x = 8 * chunk + y;
+            hit[y] = x >= lo[q] && x < hi[q];
+            k[y] = (w4[y / 2] >> (16 * (y % 2))) & 0xFFFFu;
+          }
+          if (plain) {
+#pragma unroll
+            for (int y = 0; y < 8; ++y)
+              if (hit[y]) atomicAdd(lanes + (k[y] >> 1), 1u << ((k[y] & 1u) << 4));
+          } else {
+            IncrementLanes16<8>(lanes, k, hit, cap);
+          }
+        }
+      }
+    }
+    __syncthreads();  // every lane final (no pending reverts); clamped to cap when merged
+    MergeRange<kThreads>(w, r, lanes, p.locks);
+    __syncthreads();  // lanes and unit_item are reused by the next unit
+  }
+}
+
+}  // namespace histd::cuda::histogram

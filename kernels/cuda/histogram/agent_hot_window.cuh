@@ -183,6 +183,10 @@ __device__ void HotWindowBlock(const HotWindowParams& p, uint32_t* lanes, uint32
   __shared__ DeferTarget defer;
   const int tid = threadIdx.x;
   constexpr bool defers = kDefers;
+  if (defers) {  // the second kernel's locks, zeroed here (off the planner's serial path)
+    for (uint32_t i = blockIdx.x * kThreads + tid; i < kDeferLocks; i += gridDim.x * kThreads)
+      p.defer_locks[i] = 0;
+  }
   if (defers && tid == 0) {
     defer.work = p.work;
     defer.tile_start = p.tile_start;
@@ -230,10 +234,10 @@ __device__ void HotWindowBlock(const HotWindowParams& p, uint32_t* lanes, uint32
     const bool pairs = item.kind == 1;
     Window win{0, 0, 0, 0};
     const uint64_t bins = uint64_t{item.rows} * item.cols;
-    // Misses expected over the whole item, from this tile's probes (deferral decision).
-    uint64_t expected_misses = 0;
+    // The share of misses among this tile's probes (deferral decision, by thread 0).
+    uint32_t miss_probes = 0, all_probes = 1;
     if (p.window_bins == 0) {
-      expected_misses = item.count;  // no window
+      miss_probes = 1;  // no window: every sample misses
     } else if (bins <= p.window_bins) {
       win = Window{0, 0, item.rows, item.cols};
     } else {
@@ -258,11 +262,12 @@ __device__ void HotWindowBlock(const HotWindowParams& p, uint32_t* lanes, uint32
       uint32_t captured = 0;
       win = SelectWindow<kThreads>(item.rows, item.cols, p.window_bins, probes, probe, lanes,
                                    warp_best, &captured);
-      expected_misses = probes == 0 ? 0 : item.count * (probes - captured) / probes;
+      miss_probes = probes - captured;
+      all_probes = probes == 0 ? 1 : probes;
     }
     if (tid == 0) {
       tile.window = win;
-      if (defers) defer.active = DefersMisses(bins, expected_misses);
+      if (defers) defer.active = DefersMisses(bins, item.count * miss_probes / all_probes);
     }
     // Clear the window's lanes (rounded up to whole 16-byte vectors; capacity allows it).
     const uint32_t clear_vec = (win.wh * win.ww + 7) / 8;

@@ -58,7 +58,7 @@ struct DeferredLayout {
   size_t unit_start = 0;         // work_count + 1 u32: exclusive prefix of ranges per item
   size_t item_pool = 0;          // work_count u64: first pool unit of each item (planner)
   size_t item_alloc = 0;         // work_count u64: records << 32 | units taken (zeroed by the planner)
-  size_t locks = 0;              // kDeferLocks u32 (zeroed by the planner)
+  size_t locks = 0;              // kDeferLocks u32 (zeroed by the hot-window kernel)
   size_t any_record = 0;         // u32: set by the first record (zeroed by the planner)
   size_t slots = 0;              // tiles * slots_per_tile u32: record offsets
   size_t pool = 0;

@@ -23,6 +23,7 @@
 
 #include <cstdint>
 
+#include "kernels/cuda/common/dependent_launch.cuh"
 #include "kernels/cuda/histogram/block_window_select.cuh"
 #include "kernels/cuda/histogram/deferred_layout.h"
 #include "kernels/cuda/histogram/exact_bin_ops.cuh"
@@ -140,7 +141,7 @@ struct DeferredFoldParams {
   const unsigned long long* item_alloc;  // work_count: records << 32 | units taken
   const uint32_t* slots;         // item i's record offsets from tile_start[i] * slots_per_tile
   const uint8_t* pool;
-  uint32_t* locks;               // kDeferLocks (zeroed by the planner)
+  uint32_t* locks;               // kDeferLocks (zeroed by the hot-window kernel)
   const uint32_t* any_record;    // non-zero once any record was written
   uint32_t slots_per_tile;
 };
@@ -260,6 +261,7 @@ __device__ void FoldDeferredBlock(const DeferredFoldParams& p, uint32_t* lanes) 
   __shared__ int unit_item;
   __shared__ uint32_t unit_entries;
   const int tid = threadIdx.x;
+  WaitForProducer();  // launched dependent on the hot-window kernel (LaunchFoldDeferred)
   if (*p.any_record == 0) return;  // no tile deferred (clustered data, small batches)
   const uint32_t units = p.unit_start[p.work_count];
   int item = 0;  // thread 0's: the block's units increase, so its item only moves forward

@@ -49,7 +49,7 @@ struct ConfigBudget {
 // tile_start: exclusive prefix of tiles per item. With deferred misses (unit_start !=
 // nullptr) also unit_start: exclusive prefix of deferred ranges per item
 // (DefersMisses/DeferRanges), item_pool: exclusive prefix of ItemPoolUnits over the
-// deferring items, item_alloc[i] = 0, every lock 0 and *any_record = 0.
+// deferring items, item_alloc[i] = 0 and *any_record = 0.
 __global__ void __launch_bounds__(kPlanThreads) PlanTilesKernel(const HistogramWork* work,
                                                                 int work_count,
                                                                 uint32_t tile_samples,
@@ -57,7 +57,6 @@ __global__ void __launch_bounds__(kPlanThreads) PlanTilesKernel(const HistogramW
                                                                 uint32_t* unit_start,
                                                                 uint64_t* item_pool,
                                                                 unsigned long long* item_alloc,
-                                                                uint32_t* locks,
                                                                 uint32_t* any_record,
                                                                 uint32_t warps) {
   using Scan = cub::BlockScan<uint32_t, kPlanThreads>;
@@ -68,10 +67,7 @@ __global__ void __launch_bounds__(kPlanThreads) PlanTilesKernel(const HistogramW
   } temp;
   uint32_t carry = 0, unit_carry = 0;
   uint64_t pool_carry = 0;
-  if (locks != nullptr) {
-    for (uint32_t i = threadIdx.x; i < kDeferLocks; i += kPlanThreads) locks[i] = 0;
-    if (threadIdx.x == 0) *any_record = 0;
-  }
+  if (any_record != nullptr && threadIdx.x == 0) *any_record = 0;
   for (int base = 0; base < work_count; base += kPlanThreads) {
     const int i = base + static_cast<int>(threadIdx.x);
     uint32_t tiles = 0, units = 0;
@@ -125,8 +121,10 @@ absl::Status LaunchFoldDeferred(const DeferredFoldParams& p, int sm_count, cudaS
   HISTD_CUDA_RETURN_IF_ERROR(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, FoldDeferredKernel,
                                                                            kDeferFoldThreads, kSmem));
   if (per_sm < 1) return absl::InternalError("histogram: the deferred-miss kernel does not fit");
-  FoldDeferredKernel<<<sm_count * per_sm, kDeferFoldThreads, kSmem, stream>>>(p);
-  return CheckLaunch("FoldDeferredKernel", stream);
+  // Dependent launch: the blocks start as the hot-window kernel's blocks leave, and wait
+  // for it to complete (an empty second launch then costs almost nothing).
+  return LaunchDependent("FoldDeferredKernel", FoldDeferredKernel, dim3(sm_count * per_sm),
+                         dim3(kDeferFoldThreads), kSmem, stream, p);
 }
 
 template <int kConfig>
@@ -134,6 +132,7 @@ __global__ void __launch_bounds__(kHotWindowConfigs[kConfig].threads,
                                   kHotWindowConfigs[kConfig].blocks_per_sm)
     HotWindowKernel(HotWindowParams p) {
   (void)ConfigBudget<kConfig>{};
+  WaitForProducer();  // launched dependent on PlanTilesKernel
   extern __shared__ uint4 dynamic_shared[];
   uint32_t* lanes = reinterpret_cast<uint32_t*>(dynamic_shared);
   constexpr HotWindowConfig c = kHotWindowConfigs[kConfig];
@@ -151,16 +150,20 @@ absl::Status LaunchHotWindow(HotWindowParams p, uint64_t tile_bound, int sm_coun
   HISTD_CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(
       HotWindowKernel<kConfig>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
   cudaLaunchConfig_t launch = {};
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = c.cluster;
-  attr[0].val.clusterDim.y = 1;
-  attr[0].val.clusterDim.z = 1;
+  // Dependent launch on the planner (its latency hidden), plus the cluster shape when
+  // clustered (no cluster attribute for unclustered configs).
+  cudaLaunchAttribute attr[2];
+  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr[0].val.programmaticStreamSerializationAllowed = 1;
+  attr[1].id = cudaLaunchAttributeClusterDimension;
+  attr[1].val.clusterDim.x = c.cluster;
+  attr[1].val.clusterDim.y = 1;
+  attr[1].val.clusterDim.z = 1;
   launch.blockDim = dim3(c.threads);
   launch.dynamicSmemBytes = smem;
   launch.stream = stream;
   launch.attrs = attr;
-  launch.numAttrs = c.cluster > 1 ? 1 : 0;  // no cluster attribute for unclustered configs
+  launch.numAttrs = c.cluster > 1 ? 2 : 1;
   int resident_groups = 0;  // blocks (no cluster) or clusters that fit at once
   if (c.cluster == 1) {
     HISTD_CUDA_RETURN_IF_ERROR(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
@@ -312,6 +315,7 @@ absl::Status HistogramAccumulate::run(const HistogramAccumulateArgs& args, void*
   uint64_t* item_pool = plan.defers ? reinterpret_cast<uint64_t*>(ws + dl.item_pool) : nullptr;
   p.defer_item_pool = item_pool;
   uint32_t* locks = plan.defers ? reinterpret_cast<uint32_t*>(ws + dl.locks) : nullptr;
+  p.defer_locks = locks;
   p.defer_item_alloc = plan.defers ? reinterpret_cast<unsigned long long*>(ws + dl.item_alloc) : nullptr;
   p.defer_slots = plan.defers ? reinterpret_cast<uint32_t*>(ws + dl.slots) : nullptr;
   p.defer_any_record = plan.defers ? reinterpret_cast<uint32_t*>(ws + dl.any_record) : nullptr;
@@ -322,7 +326,7 @@ absl::Status HistogramAccumulate::run(const HistogramAccumulateArgs& args, void*
   const uint32_t plan_tile = p.tile_samples * static_cast<uint32_t>(c.cluster);
   histogram::PlanTilesKernel<<<1, histogram::kPlanThreads, 0, stream>>>(
       args.work, args.work_count, plan_tile, static_cast<uint32_t*>(workspace), unit_start,
-      item_pool, p.defer_item_alloc, locks, p.defer_any_record, dl.warps);
+      item_pool, p.defer_item_alloc, p.defer_any_record, dl.warps);
   HISTD_RETURN_IF_ERROR(CheckLaunch("PlanTilesKernel", stream));
   const uint64_t tile_bound = args.total_samples / plan_tile + uint64_t(args.work_count);
   HISTD_RETURN_IF_ERROR(histogram::LaunchConfig(config, p, tile_bound, sm_count_, stream));

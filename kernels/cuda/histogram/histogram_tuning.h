@@ -34,10 +34,9 @@ inline constexpr int kMissApplyWidth = 4;
 //   2: 9.52 / 42.0 / 4.24, 31.1     3: 9.20 / 34.7 / 4.36, 29.9     4: 11.8 / 40.6 / 6.16, 24.6
 // Clusters help Roulo little and hurt small batches (idle blocks in a cluster); 2^18 tiles
 // help single bin (3.13) but cost uniform its L2 locality (55.6).
-// Deferred misses (2026-11-23): 5 (config 1 deferring; the default): 9.27 / 14.7 / 4.28
-// before the second kernel learned to skip launches without records; 6 (config 0
-// deferring): 12.9 / 15.4 / 4.83. Only uniform-like tiles defer (DefersMisses), so Roulo
-// and the service shape run as in 1 and 0.
+// Deferred misses (2026-11-23): 5 (config 1 deferring; the default): 9.09 / 13.5 / 4.03,
+// 70.0; 6 (config 0 deferring): 12.9 / 14.3 / 4.62, 78.0. Only uniform-like tiles defer
+// (DefersMisses), so Roulo and the service shape run as in 1 and 0.
 // Shared memory per block = window_bins * 2 + warps * kMissQueueEntries * 4.
 inline constexpr HotWindowConfig kHotWindowConfigs[] = {
     {512, 2, 40 * 1024, 1u << 16, 1},   // 0: 80 KiB counters + 32 KiB queues, two blocks/SM

@@ -34,6 +34,7 @@ struct HotWindowParams {
   unsigned long long* defer_item_alloc;  // records << 32 | units taken, per item
   uint32_t* defer_slots;
   uint32_t* defer_any_record;
+  uint32_t* defer_locks;                 // zeroed by the hot-window kernel
   uint8_t* defer_pool;
   uint32_t defer_slots_per_tile;
 };

@@ -19,26 +19,16 @@
 
 #include <cstdint>
 
+#include "kernels/cuda/common/dependent_launch.cuh"
 #include "kernels/cuda/reduce_scan/device_types.cuh"
 #include "kernels/cuda/reduce_scan/tuning.cuh"
 #include "kernels/cuda/reduce_scan/warp_block.cuh"
 
 namespace histd::cuda::reduce_scan {
 
-// Programmatic dependent launch (sm_90): a kernel that produces partials lets the kernel
-// that combines them start launching early (TriggerDependents); the combining kernel waits
-// for the producer's completion and memory (WaitForProducer) before reading them. Both are
-// no-ops when the launch carries no programmatic dependency.
-__device__ __forceinline__ void TriggerDependents() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
-}
-__device__ __forceinline__ void WaitForProducer() {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-#endif
-}
+// Kernels that produce partials let the kernel that combines them start launching early
+// (TriggerDependents, common/dependent_launch.cuh); the combining kernel waits for them
+// (WaitForProducer) before reading the partials.
 
 template <typename T, typename Op, int kGroup, int kVpt>
 struct SliceReduce {

@@ -37,26 +37,6 @@ struct ReducePlan {
 
 inline uint64_t CeilDiv(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
 
-// Launches `kernel` so that it may start while the previous kernel on the stream finishes
-// (programmatic dependent launch, sm_90); the kernel must call WaitForProducer() before it
-// reads what that kernel wrote.
-template <typename... Params, typename... Args>
-absl::Status LaunchDependent(const char* name, void (*kernel)(Params...), dim3 grid, dim3 block,
-                             cudaStream_t stream, Args... args) {
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr[0].val.programmaticStreamSerializationAllowed = 1;
-  cudaLaunchConfig_t config = {};
-  config.gridDim = grid;
-  config.blockDim = block;
-  config.dynamicSmemBytes = 0;
-  config.stream = stream;
-  config.attrs = attr;
-  config.numAttrs = 1;
-  HISTD_CUDA_RETURN_IF_ERROR(cudaLaunchKernelEx(&config, kernel, static_cast<Params>(args)...));
-  return CheckLaunch(name, stream);
-}
-
 // Work (partial) bytes per element: sums add in 8 bytes (uint64_t or double).
 inline size_t ReduceWorkSize(DType dtype, Engine::ReduceOp op) {
   return op == Engine::ReduceOp::kSum ? 8 : DTypeSize(dtype);
@@ -138,7 +118,7 @@ absl::Status LaunchColumns(bool vector, bool wide, dim3 grid, const T* in, uint6
                            bool dependent = false) {
   auto launch = [&](auto kernel, int threads) -> absl::Status {
     if (dependent) {
-      return LaunchDependent("ColumnReduceKernel", kernel, grid, dim3(threads), stream, in, rows,
+      return LaunchDependent("ColumnReduceKernel", kernel, grid, dim3(threads), 0, stream, in, rows,
                              cols, rows_per_split, out);
     }
     kernel<<<grid, threads, 0, stream>>>(in, rows, cols, rows_per_split, out);
@@ -196,7 +176,7 @@ absl::Status LaunchReduce(const ReducePlan& p, const T* in, uint64_t rows, uint6
         return CheckLaunch("FinalizeKernel", stream);
       }
       return LaunchDependent("FinalizeKernel", FinalizeKernel<W, R, Op, 256>,
-                             dim3(static_cast<unsigned>(p.segments)), dim3(256), stream,
+                             dim3(static_cast<unsigned>(p.segments)), dim3(256), 0, stream,
                              static_cast<const W*>(partials), p.splits, o);
     }
     case ReducePlan::Kind::kColumns: {

@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/synchronization/notification.h"
 #include "gtest/gtest.h"
 #include "kernels/engine.h"
 #include "tests/kernels/engine_test_util.h"
@@ -288,6 +289,67 @@ TEST_P(IngestTest, ConcurrentAppliesOnOneHistogramAreExact) {
     for (std::thread& t : producers) t.join();
     EXPECT_EQ(ReadAll(engine(), *h), ref::BinIndices(all, uint64_t{c.rows} * c.cols, c.cap));
   }
+}
+
+// Merges into a histogram while batches for it are being applied: saturating adds compose,
+// so the result is min(cap, hits + merges x source) in any order. Batches are dense (on
+// the CUDA engine their misses are deferred and merged under the kernel's locks) and hold
+// two items for the same histogram; merges run between submissions, without waiting.
+TEST_P(IngestTest, MergesWhileApplyingAreExact) {
+  HISTD_SEEDED_RNG(rng);
+  constexpr uint32_t kRows = 256, kCols = 8192;
+  constexpr uint64_t kBins = uint64_t{kRows} * kCols;
+  constexpr uint64_t kItemSamples = 1u << 18;  // >= bins / 16: deferred on the CUDA engine
+  constexpr int kBatches = 6, kMerges = 3;
+  constexpr uint8_t kCap = 200;
+  auto target = NewHistogram(engine(), kRows, kCols, kCap);
+  auto source = NewHistogram(engine(), kRows, kCols, 255);
+  ASSERT_NE(target, nullptr);
+  ASSERT_NE(source, nullptr);
+  std::vector<uint8_t> source_bins(kBins);
+  for (uint8_t& b : source_bins) b = static_cast<uint8_t>(rng() % 3);
+  testing::FillHistogram(engine(), *source, source_bins, rng);
+
+  std::vector<uint32_t> all;
+  std::vector<std::unique_ptr<StagingBuffer>> stagings;
+  std::vector<std::shared_ptr<ApplyOutcome>> outcomes;
+  std::vector<std::shared_ptr<absl::Notification>> done;
+  int merges = 0;
+  for (int b = 0; b < kBatches; ++b) {
+    std::vector<uint32_t> indices(2 * kItemSamples);
+    for (uint32_t& x : indices) x = static_cast<uint32_t>(rng() % kBins);
+    all.insert(all.end(), indices.begin(), indices.end());
+    stagings.push_back(Stage(engine(), indices.data(), indices.size() * sizeof(uint32_t)));
+    ASSERT_NE(stagings.back(), nullptr);
+    IngestItem first, second;
+    first.histogram = second.histogram = target.get();
+    first.count = second.count = kItemSamples;
+    second.byte_offset = kItemSamples * sizeof(uint32_t);
+    auto outcome = std::make_shared<ApplyOutcome>();
+    auto notification = std::make_shared<absl::Notification>();
+    engine().Apply(*stagings.back(), {first, second},
+                   [outcome, notification](absl::Status s, std::vector<IngestItemResult> r) {
+                     outcome->status = std::move(s);
+                     outcome->results = std::move(r);
+                     if (++outcome->done_calls == 1) notification->Notify();
+                   });
+    outcomes.push_back(outcome);
+    done.push_back(notification);
+    if (b % 2 == 1 && merges < kMerges) {
+      ASSERT_TRUE(engine().Merge(*source, *target).ok());
+      ++merges;
+    }
+  }
+  for (auto& n : done) n->WaitForNotification();
+  for (auto& o : outcomes) ASSERT_TRUE(o->status.ok()) << o->status;
+
+  std::vector<uint64_t> hits(kBins, 0);
+  for (uint32_t x : all) ++hits[x];
+  std::vector<uint8_t> expected(kBins);
+  for (uint64_t i = 0; i < kBins; ++i)
+    expected[i] = static_cast<uint8_t>(
+        std::min<uint64_t>(kCap, hits[i] + static_cast<uint64_t>(merges) * source_bins[i]));
+  EXPECT_EQ(ReadAll(engine(), *target), expected);
 }
 
 TEST_P(IngestTest, EmptyApplyCallsDoneOnce) {

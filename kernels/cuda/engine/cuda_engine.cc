@@ -34,8 +34,9 @@ class PinnedStagingBuffer final : public StagingBuffer {
 
 // Thread safety: every method may be called from any thread. Work that is not ingest runs on
 // the calling thread's per-thread default stream and synchronizes it before returning, so
-// that later calls from any thread see its effects; Reset and Merge first wait (on the
-// device) for every ingest batch submitted before them.
+// that later calls from any thread see its effects; Reset and Merge are ordered against
+// ingest on the device (CudaIngestPipeline::OrderExclusive): after every batch submitted
+// before them, before the kernel of every batch submitted after.
 class CudaEngine final : public Engine {
  public:
   CudaEngine(int device, std::string name, std::unique_ptr<cuda::CudaIngestPipeline> pipeline)
@@ -59,9 +60,11 @@ class CudaEngine final : public Engine {
 
   absl::Status Reset(HistogramStorage& histogram) override {
     HISTD_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));
-    HISTD_RETURN_IF_ERROR(pipeline_->OrderAfterSubmitted(Stream()));
-    HISTD_CUDA_RETURN_IF_ERROR(
-        cudaMemsetAsync(DeviceBins(histogram), 0, histogram.shape().bins(), Stream()));
+    HISTD_RETURN_IF_ERROR(pipeline_->OrderExclusive(Stream(), [&]() -> absl::Status {
+      HISTD_CUDA_RETURN_IF_ERROR(
+          cudaMemsetAsync(DeviceBins(histogram), 0, histogram.shape().bins(), Stream()));
+      return absl::OkStatus();
+    }));
     return cuda::ToStatus(cudaStreamSynchronize(Stream()), "reset");
   }
 
@@ -69,9 +72,9 @@ class CudaEngine final : public Engine {
     const HistogramShape& t = target.shape();
     HISTD_RETURN_IF_ERROR(CheckMerge(source.shape(), t));
     HISTD_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));
-    HISTD_RETURN_IF_ERROR(pipeline_->OrderAfterSubmitted(Stream()));
-    HISTD_RETURN_IF_ERROR(cuda::LaunchMergeSaturating(DeviceBins(source), DeviceBins(target),
-                                                      t.bins(), t.cap, Stream()));
+    HISTD_RETURN_IF_ERROR(pipeline_->OrderExclusive(Stream(), [&] {
+      return cuda::LaunchMergeSaturating(DeviceBins(source), DeviceBins(target), t.bins(), t.cap, Stream());
+    }));
     return cuda::ToStatus(cudaStreamSynchronize(Stream()), "merge");
   }
 
@@ -82,9 +85,9 @@ class CudaEngine final : public Engine {
     if (!source.ok()) return source.status();
     HISTD_CUDA_RETURN_IF_ERROR(
         cudaMemcpyAsync(source->get(), bins, t.bins(), cudaMemcpyHostToDevice, Stream()));
-    HISTD_RETURN_IF_ERROR(pipeline_->OrderAfterSubmitted(Stream()));
-    HISTD_RETURN_IF_ERROR(cuda::LaunchMergeSaturating(source->as<uint8_t>(), DeviceBins(target),
-                                                      t.bins(), t.cap, Stream()));
+    HISTD_RETURN_IF_ERROR(pipeline_->OrderExclusive(Stream(), [&] {
+      return cuda::LaunchMergeSaturating(source->as<uint8_t>(), DeviceBins(target), t.bins(), t.cap, Stream());
+    }));
     return cuda::ToStatus(cudaStreamSynchronize(Stream()), "merge from host");
   }
 

@@ -45,6 +45,7 @@ absl::Status CudaIngestPipeline::Init() {
     HISTD_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&streams_[s], cudaStreamNonBlocking));
     HISTD_CUDA_RETURN_IF_ERROR(cudaEventCreateWithFlags(&order_events_[s], cudaEventDisableTiming));
   }
+  HISTD_CUDA_RETURN_IF_ERROR(cudaEventCreateWithFlags(&exclusive_event_, cudaEventDisableTiming));
   absl::MutexLock lock(&mu_);
   for (int i = 0; i < kSlots; ++i) {
     slots_[i] = std::make_unique<Slot>();
@@ -74,6 +75,7 @@ CudaIngestPipeline::~CudaIngestPipeline() {
   }
   for (int s = 0; s < kStreams; ++s) {
     if (order_events_[s]) cudaEventDestroy(order_events_[s]);
+    if (s == 0 && exclusive_event_) cudaEventDestroy(exclusive_event_);
     if (streams_[s]) cudaStreamDestroy(streams_[s]);
   }
 }
@@ -221,12 +223,18 @@ void CudaIngestPipeline::CompletionLoop() {
   }
 }
 
-absl::Status CudaIngestPipeline::OrderAfterSubmitted(cudaStream_t stream) {
+absl::Status CudaIngestPipeline::OrderExclusive(cudaStream_t stream,
+                                                absl::FunctionRef<absl::Status()> enqueue) {
   absl::MutexLock lock(&mu_);
   for (int s = 0; s < kStreams; ++s) {
     HISTD_CUDA_RETURN_IF_ERROR(cudaEventRecord(order_events_[s], streams_[s]));
     HISTD_CUDA_RETURN_IF_ERROR(cudaStreamWaitEvent(stream, order_events_[s], 0));
   }
+  // The previous exclusive work may sit on another thread's stream.
+  if (last_applied_ != nullptr) HISTD_CUDA_RETURN_IF_ERROR(cudaStreamWaitEvent(stream, last_applied_, 0));
+  HISTD_RETURN_IF_ERROR(enqueue());
+  HISTD_CUDA_RETURN_IF_ERROR(cudaEventRecord(exclusive_event_, stream));
+  last_applied_ = exclusive_event_;
   return absl::OkStatus();
 }
 

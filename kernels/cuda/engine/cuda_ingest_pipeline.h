@@ -8,7 +8,7 @@
 // back. A completion thread waits for each slot's last event in submission order and only
 // then calls `done`, so an acknowledgement always follows the kernel that applied it.
 //
-// Thread safety: Submit and OrderAfterSubmitted may be called from any thread; they are
+// Thread safety: Submit and OrderExclusive may be called from any thread; they are
 // serialized by mu_. `done` runs on the completion thread. The destructor drains.
 #pragma once
 
@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/functional/function_ref.h"
 #include "absl/synchronization/mutex.h"
 #include "kernels/cuda/common/device_buffer.h"
 #include "kernels/cuda/histogram/histogram_accumulate.h"
@@ -37,8 +38,12 @@ class CudaIngestPipeline {
 
   void Submit(const StagingBuffer& staging, std::vector<IngestItem> items, Engine::ApplyDone done);
 
-  // Makes `stream` wait for every batch submitted so far (device-side; does not block).
-  absl::Status OrderAfterSubmitted(cudaStream_t stream);
+  // For work that writes histograms outside the pipeline (reset, merge): `enqueue` puts it
+  // on `stream` after every batch submitted so far and after the previous such work, and
+  // every batch submitted later launches its kernel only after it (device-side; nothing
+  // blocks). Histogram launches and these writes then never overlap, as the kernel's
+  // contract requires (histogram_accumulate.h).
+  absl::Status OrderExclusive(cudaStream_t stream, absl::FunctionRef<absl::Status()> enqueue);
 
   EngineStats stats() const;
 
@@ -72,13 +77,15 @@ class CudaIngestPipeline {
   const int device_;
   cudaStream_t streams_[kStreams] = {};
   cudaEvent_t order_events_[kStreams] = {};
+  cudaEvent_t exclusive_event_ = nullptr;  // recorded after the last OrderExclusive work
   std::unique_ptr<Slot> slots_[kSlots];
 
   mutable absl::Mutex mu_;
   std::vector<int> free_slots_ ABSL_GUARDED_BY(mu_);
   std::deque<int> in_flight_ ABSL_GUARDED_BY(mu_);  // submission order
   int next_stream_ ABSL_GUARDED_BY(mu_) = 0;
-  cudaEvent_t last_applied_ ABSL_GUARDED_BY(mu_) = nullptr;  // the last batch's launch
+  // The last histogram launch, or the last OrderExclusive work if that came later.
+  cudaEvent_t last_applied_ ABSL_GUARDED_BY(mu_) = nullptr;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   EngineStats stats_ ABSL_GUARDED_BY(mu_);
   std::thread completion_thread_;

@@ -281,9 +281,9 @@ void RunWorkload(Setup& s, double copy_gbs) {
   hc::HistogramAccumulateOptions guess;
   guess.miss_guess = 1;
   prods.push_back({"default, misses CAS guessing 0 first", guess});
-  hc::HistogramAccumulateOptions big_tiles;
-  big_tiles.tile_samples = 1u << 18;
-  prods.push_back({"default with 2^18-sample tiles", big_tiles});
+  hc::HistogramAccumulateOptions small_tiles;
+  small_tiles.tile_samples = 1u << 17;
+  prods.push_back({"default with 2^17-sample tiles", small_tiles});
   hc::HistogramAccumulateOptions g;
   g.strategy = hc::HistogramStrategy::kGlobalOnly;
   prods.push_back({"exact global CAS only (no window)", g});

@@ -34,9 +34,12 @@ inline constexpr int kMissApplyWidth = 4;
 //   2: 9.52 / 42.0 / 4.24, 31.1     3: 9.20 / 34.7 / 4.36, 29.9     4: 11.8 / 40.6 / 6.16, 24.6
 // Clusters help Roulo little and hurt small batches (idle blocks in a cluster); 2^18 tiles
 // help single bin (3.13) but cost uniform its L2 locality (55.6).
-// Deferred misses (2026-11-23): 5 (config 1 deferring; the default): 9.09 / 13.5 / 4.03,
-// 70.0; 6 (config 0 deferring): 12.9 / 14.3 / 4.62, 78.0. Only uniform-like tiles defer
-// (DefersMisses), so Roulo and the service shape run as in 1 and 0.
+// Deferred misses (2026-11-23): config 1 deferring: 9.09 / 13.5 / 4.03, 70.0, and with
+// 2^18-sample tiles 9.03 / 12.7 / 3.30, 70.1 (config 5, the default: with misses no longer
+// applied one L2 atomic at a time, larger tiles no longer cost uniform its L2 locality, and
+// they halve the per-tile window choice, clear and merge); 6 (config 0 deferring): 12.9 /
+// 14.3 / 4.62, 78.0. Only uniform-like tiles defer (DefersMisses), so Roulo and the
+// service shape take the immediate path.
 // Shared memory per block = window_bins * 2 + warps * kMissQueueEntries * 4.
 inline constexpr HotWindowConfig kHotWindowConfigs[] = {
     {512, 2, 40 * 1024, 1u << 16, 1},   // 0: 80 KiB counters + 32 KiB queues, two blocks/SM
@@ -45,7 +48,7 @@ inline constexpr HotWindowConfig kHotWindowConfigs[] = {
     {1024, 1, 64 * 1024, 1u << 17, 4},  // 3: as 1, windows merged per cluster of 4
     {512, 2, 40 * 1024, 1u << 15, 8},   // 4: half tiles, windows merged per cluster of 8
     // Deferred misses (the sort's scratch lives in the miss queues):
-    {1024, 1, 64 * 1024, 1u << 17, 1, true},  // 5: as 1
+    {1024, 1, 64 * 1024, 1u << 18, 1, true},  // 5: as 1 with 2^18-sample tiles
     {512, 2, 40 * 1024, 1u << 16, 1, true},   // 6: as 0
 };
 inline constexpr int kHotWindowConfigCount =

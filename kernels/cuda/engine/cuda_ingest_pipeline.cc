@@ -75,9 +75,9 @@ CudaIngestPipeline::~CudaIngestPipeline() {
   }
   for (int s = 0; s < kStreams; ++s) {
     if (order_events_[s]) cudaEventDestroy(order_events_[s]);
-    if (s == 0 && exclusive_event_) cudaEventDestroy(exclusive_event_);
     if (streams_[s]) cudaStreamDestroy(streams_[s]);
   }
+  if (exclusive_event_) cudaEventDestroy(exclusive_event_);
 }
 
 void CudaIngestPipeline::Submit(const StagingBuffer& staging, std::vector<IngestItem> items,

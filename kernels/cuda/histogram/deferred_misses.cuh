@@ -13,7 +13,7 @@
 //    (work item, range) at a time clears kDeferRangeBins 16-bit lanes, folds every entry
 //    of that range from the item's records with IncrementLanes16 (exact, lanes <= cap),
 //    and merges the range into the global bytes under the range's lock (MergeRange):
-//    coalesced 16-byte load, saturating add, store; 128-bit CAS only for chunks shared
+//    coalesced 16-byte load, saturating add, store; word CAS only for chunks shared
 //    with a neighbour. The launch's 32-bit updates (window merges, immediate misses) are
 //    all complete before this kernel starts; a launch must not overlap another launch on
 //    the same histograms (histogram_accumulate.h).
@@ -153,12 +153,12 @@ __device__ __forceinline__ uint32_t* RangeLock(uint32_t* locks, const uint8_t* b
 }
 
 // Merges range r of item w (bins [r * kDeferRangeBins, ...) of the histogram) from
-// `lanes` (16-bit counts, clamped to cap here) into the global bytes, holding the range's lock: 16-byte chunks
-// that lie wholly inside the range are read, saturated and stored (no other writer can
-// touch them: other items' units of this range wait for the lock, other ranges and
-// histograms own other bytes, and the launch's word updates are complete); a chunk
-// shared with a neighbour (a misaligned histogram or range end) takes a 128-bit CAS.
-// Without sm_90's 128-bit CAS: 32-bit word merges throughout.
+// `lanes` (16-bit counts, clamped to cap here) into the global bytes, holding the range's
+// lock: a 16-byte chunk that lies wholly inside the range is read, saturated and stored (no
+// other writer can touch it: other items' units of this range wait for the lock, other
+// ranges and histograms own other bytes, and the launch's word updates are complete); a
+// chunk shared with a neighbour (a misaligned histogram or range end) is merged word by
+// word with MergeWordsAt, the exact update every other writer of those bytes uses.
 template <int kThreads>
 __device__ void MergeRange(const HistogramWork& w, uint32_t r, const uint32_t* lanes, uint32_t* locks) {
   const uintptr_t a = reinterpret_cast<uintptr_t>(w.bins);
@@ -166,11 +166,6 @@ __device__ void MergeRange(const HistogramWork& w, uint32_t r, const uint32_t* l
   const uint32_t lo = r << kDeferRangeShift;
   const uint32_t hi = static_cast<uint32_t>(bins - lo < kDeferRangeBins ? bins : uint64_t{lo} + kDeferRangeBins);
   const uint32_t cap = w.cap, cap4 = Replicate4(cap), cap2 = cap * 0x00010001u;
-  auto inc_byte = [&](uint32_t lane) -> uint32_t {
-    const uint32_t n = ReadLane16(lanes, lane);
-    return n < cap ? n : cap;
-  };
-#if defined(HISTD_HAVE_CAS128)
   uint32_t* lock = RangeLock(locks, w.bins, r);
   if (threadIdx.x == 0) {
     while (atomicCAS(lock, 0u, 1u) != 0u) __nanosleep(64);
@@ -184,7 +179,7 @@ __device__ void MergeRange(const HistogramWork& w, uint32_t r, const uint32_t* l
   const uint4* lane_vec = reinterpret_cast<const uint4*>(lanes);
   for (uint32_t t0 = threadIdx.x; t0 < chunks; t0 += 4 * kThreads) {
     uint4 inc[4], seen[4];
-    bool owned[4], active[4];
+    bool owned[4];
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
       const uint32_t t = t0 + j * kThreads;
@@ -203,54 +198,37 @@ __device__ void MergeRange(const HistogramWork& w, uint32_t r, const uint32_t* l
 #pragma unroll
           for (int q = 0; q < 16; ++q) {
             const uint32_t byte = first + q;
-            if (byte >= b_lo && byte < b_hi) word[q / 4] |= inc_byte(byte - b_lo) << (8 * (q % 4));
+            if (byte < b_lo || byte >= b_hi) continue;
+            const uint32_t n = ReadLane16(lanes, byte - b_lo);
+            word[q / 4] |= (n < cap ? n : cap) << (8 * (q % 4));
           }
           inc[j] = make_uint4(word[0], word[1], word[2], word[3]);
         }
       }
-      active[j] = (inc[j].x | inc[j].y | inc[j].z | inc[j].w) != 0;
-      seen[j] = active[j] && owned[j] ? __ldcg(base + c_lo + t) : make_uint4(0, 0, 0, 0);
+      const bool any = (inc[j].x | inc[j].y | inc[j].z | inc[j].w) != 0;
+      owned[j] = owned[j] && any;
+      seen[j] = owned[j] ? __ldcg(base + c_lo + t) : make_uint4(0, 0, 0, 0);
     }
-    uint32_t off[4];
-    bool shared_chunk[4];
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
-      off[j] = c_lo + t0 + j * kThreads;
-      shared_chunk[j] = active[j] && !owned[j];
-      if (active[j] && owned[j]) {
-        const uint4 next = SaturatingAddBytes16(seen[j], inc[j], cap4);
-        if (!Same16(next, seen[j])) __stcg(base + off[j], next);
+      const uint32_t chunk = c_lo + t0 + j * kThreads;
+      if (owned[j]) {
+        const uint4 next = make_uint4(
+            SaturatingAddBytes(seen[j].x, inc[j].x, cap4), SaturatingAddBytes(seen[j].y, inc[j].y, cap4),
+            SaturatingAddBytes(seen[j].z, inc[j].z, cap4), SaturatingAddBytes(seen[j].w, inc[j].w, cap4));
+        if (((next.x ^ seen[j].x) | (next.y ^ seen[j].y) | (next.z ^ seen[j].z) | (next.w ^ seen[j].w)) != 0)
+          __stcg(base + chunk, next);  // unchanged when every byte was at cap
+      } else {  // a shared chunk (or nothing to add: every word inactive)
+        const uint32_t off[4] = {4 * chunk, 4 * chunk + 1, 4 * chunk + 2, 4 * chunk + 3};
+        const uint32_t word_inc[4] = {inc[j].x, inc[j].y, inc[j].z, inc[j].w};
+        const bool active[4] = {inc[j].x != 0, inc[j].y != 0, inc[j].z != 0, inc[j].w != 0};
+        MergeWordsAt<4>(reinterpret_cast<uint32_t*>(base), off, word_inc, active, cap4);
       }
     }
-    MergeChunksAt<4>(base, off, inc, shared_chunk, cap4);
   }
   __threadfence();  // this unit's stores are visible before the lock is released
   __syncthreads();
   if (threadIdx.x == 0) atomicExch(lock, 0u);
-#else
-  (void)locks;
-  uint32_t* word_base = reinterpret_cast<uint32_t*>(a & ~uintptr_t{3});
-  const uint32_t misalign = static_cast<uint32_t>(a & 3);
-  const uint32_t b_lo = misalign + lo, b_hi = misalign + hi;
-  const uint32_t w_lo = b_lo >> 2, words = ((b_hi - 1) >> 2) - w_lo + 1;
-  for (uint32_t t0 = threadIdx.x; t0 < words; t0 += 8 * kThreads) {
-    uint32_t off[8], inc[8];
-    bool active[8];
-#pragma unroll
-    for (int j = 0; j < 8; ++j) {
-      const uint32_t t = t0 + j * kThreads;
-      inc[j] = 0;
-      off[j] = w_lo + t;
-#pragma unroll
-      for (int q = 0; q < 4; ++q) {
-        const uint32_t byte = 4 * (w_lo + t) + q;
-        if (t < words && byte >= b_lo && byte < b_hi) inc[j] |= inc_byte(byte - b_lo) << (8 * q);
-      }
-      active[j] = inc[j] != 0;
-    }
-    MergeWordsAt<8>(word_base, off, inc, active, cap4);
-  }
-#endif
 }
 
 // The second kernel's block: (work item, range) units dealt round-robin. `lanes` holds

@@ -202,7 +202,7 @@ int main() {
     void* cw = cub_ws.Get(cub_bytes);
     scan.push_back({"CUB DeviceScan::InclusiveSum", n, TimeUs([&](cudaStream_t st) {
                       BENCH_CUDA(cub::DeviceScan::InclusiveSum(cw, cub_bytes, fin, fout, static_cast<int>(n), st)); }, it, s)});
-    scan.push_back({"DeviceScan inclusive (chained 128 x 32, min 6, reduce first)", n,
+    scan.push_back({"DeviceScan inclusive (chained 512 x 32, min 2, reduce first, streaming)", n,
                     TimeUs(ViaApi<hc::DeviceScan>(hc::ScanArgs{fin, DType::kF32, 1, n, true, Dim::kAll, fout}, ws), it, s)});
     scan.push_back({"DeviceScan exclusive", n,
                     TimeUs(ViaApi<hc::DeviceScan>(hc::ScanArgs{fin, DType::kF32, 1, n, false, Dim::kAll, fout}, ws), it, s)});
@@ -220,6 +220,14 @@ int main() {
     scan.push_back({"  chained 256 x 16, min 4, reduce first", n, TimeUs(OurScanF32<float, rs::ScanTuningT<256, 16, 4, true, true>>(fin, n, fout, ws, sms), it, s)});
     scan.push_back({"  chained 256 x 32, min 3, reduce first", n, TimeUs(OurScanF32<float, rs::ScanTuningT<256, 32, 3, true, true>>(fin, n, fout, ws, sms), it, s)});
     scan.push_back({"  chained 512 x 16, min 2, reduce first", n, TimeUs(OurScanF32<float, rs::ScanTuningT<512, 16, 2, true, true>>(fin, n, fout, ws, sms), it, s)});
+    // ScanTuningT<..., ticket, look-back windows, streaming (.cs) loads and stores>
+    scan.push_back({"  chained 128 x 32, min 6, reduce first, streaming", n, TimeUs(OurScanF32<float, rs::ScanTuningT<128, 32, 6, true, true, true, 16, true>>(fin, n, fout, ws, sms), it, s)});
+    scan.push_back({"  chained 256 x 32, min 3, reduce first, streaming", n, TimeUs(OurScanF32<float, rs::ScanTuningT<256, 32, 3, true, true, true, 16, true>>(fin, n, fout, ws, sms), it, s)});
+    scan.push_back({"  chained 256 x 24, min 4, reduce first, streaming", n, TimeUs(OurScanF32<float, rs::ScanTuningT<256, 24, 4, true, true, true, 16, true>>(fin, n, fout, ws, sms), it, s)});
+    scan.push_back({"  chained 256 x 48, min 2, reduce first, streaming", n, TimeUs(OurScanF32<float, rs::ScanTuningT<256, 48, 2, true, true, true, 16, true>>(fin, n, fout, ws, sms), it, s)});
+    scan.push_back({"  chained 384 x 32, min 2, reduce first, streaming", n, TimeUs(OurScanF32<float, rs::ScanTuningT<384, 32, 2, true, true, true, 16, true>>(fin, n, fout, ws, sms), it, s)});
+    scan.push_back({"  chained 512 x 32, min 2, reduce first, streaming", n, TimeUs(OurScanF32<float, rs::ScanTuningT<512, 32, 2, true, true, true, 16, true>>(fin, n, fout, ws, sms), it, s)});
+    scan.push_back({"  chained 256 x 64, min 1, reduce first, streaming", n, TimeUs(OurScanF32<float, rs::ScanTuningT<256, 64, 1, true, true, true, 16, true>>(fin, n, fout, ws, sms), it, s)});
     scan.push_back({"  chained 128 x 24, min 8, reduce first, 4 look-back windows", n, TimeUs(OurScanF32<float, rs::ScanTuningT<128, 24, 8, true, true, true, 4>>(fin, n, fout, ws, sms), it, s)});
     scan.push_back({"  chained 128 x 24, min 8, reduce first, 64 look-back windows", n, TimeUs(OurScanF32<float, rs::ScanTuningT<128, 24, 8, true, true, true, 64>>(fin, n, fout, ws, sms), it, s)});
     scan.push_back({"  chained 128 x 24, min 8, reduce first, blockIdx order (no ticket)", n, TimeUs(OurScanF32<float, rs::ScanTuningT<128, 24, 8, true, true, false>>(fin, n, fout, ws, sms), it, s)});
@@ -326,11 +334,20 @@ int main() {
           {"  row sums, projection 128 x 4, PDL", kRows * 8, proj(Dim::kCols, PV::kDefault, true)},
           {"  row sums, projection 256 x 2, PDL", kRows * 8, proj(Dim::kCols, PV::kRows256x2, true)},
           {"  row sums, projection 64 x 8, PDL", kRows * 8, proj(Dim::kCols, PV::kRows64x8, true)},
-          {"  column sums, cluster 64 thr x 16 cols, 8 blocks (1 launch)", kCols * 8, proj(Dim::kRows, PV::kDefault, false)},
-          {"  column sums, cluster 64 x 16, 8 blocks, PDL", kCols * 8, proj(Dim::kRows, PV::kDefault, true)},
+          {"  column sums, cluster 64 thr x 16 cols, 8 blocks (1 launch)", kCols * 8, proj(Dim::kRows, PV::kCols64x8, false)},
+          {"  column sums, cluster 64 x 16, 8 blocks, PDL", kCols * 8, proj(Dim::kRows, PV::kCols64x8, true)},
           {"  column sums, cluster 64 x 16, 16 blocks, PDL", kCols * 8, proj(Dim::kRows, PV::kCols64x16, true)},
           {"  column sums, cluster 128 x 16, 8 blocks, PDL", kCols * 8, proj(Dim::kRows, PV::kCols128x8, true)},
           {"  column sums, cluster 32 x 16, 8 blocks, PDL", kCols * 8, proj(Dim::kRows, PV::kCols32x8, true)},
+          {"  column sums, strip 4 vec x 64 row lanes, 4 rows each (1 launch)", kCols * 8, proj(Dim::kRows, PV::kColsStrip4x64, false)},
+          {"  column sums, strip 4 x 64, PDL", kCols * 8, proj(Dim::kRows, PV::kColsStrip4x64, true)},
+          {"  column sums, strip 2 x 128 (256 blocks), PDL", kCols * 8, proj(Dim::kRows, PV::kColsStrip2x128, true)},
+          {"  column sums, strip 4 x 32 (128 threads, 8 rows each), PDL", kCols * 8, proj(Dim::kRows, PV::kColsStrip4x32, true)},
+          {"  column sums, strip 8 x 32 (64 blocks, 8 rows each), PDL", kCols * 8, proj(Dim::kRows, PV::kColsStrip8x32, true)},
+          {"  column sums, strip 2 x 256 (512 threads, 1 row each), PDL", kCols * 8, proj(Dim::kRows, PV::kColsStrip2x256, true)},
+          {"  column sums, strip 1 x 256 (512 blocks, 1 row each), PDL", kCols * 8, proj(Dim::kRows, PV::kColsStrip1x256, true)},
+          {"  column sums, strip 8 x 128 (64 blocks of 1024 threads, 2 rows each), PDL", kCols * 8, proj(Dim::kRows, PV::kColsStrip8x128, true)},
+          {"  column sums, strip 8 x 64 (64 blocks of 512 threads, 4 rows each), PDL", kCols * 8, proj(Dim::kRows, PV::kColsStrip8x64, true)},
           {"  CDF along rows, chained 128 x 16", kBins * 8, scan_u8(Dim::kCols, rs::ScanTuningT<128, 16, 1, false, true>{}, true)},
           {"  CDF along rows, block per row 128 x 64, reduce first", kBins * 8, scan_u8(Dim::kCols, rs::ScanTuningT<128, 64, 1, true, true>{}, false)},
           {"  CDF along rows, block per row 256 x 32, reduce first", kBins * 8, scan_u8(Dim::kCols, rs::ScanTuningT<256, 32, 1, true, true>{}, false)},

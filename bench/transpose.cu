@@ -144,7 +144,10 @@ class Bench {
             TransposePath::kBytes16x4Streaming, TransposePath::kScalarTile64PipelinedStreaming,
             TransposePath::kVec4x4Deep, TransposePath::kScalarTile64Occ4, TransposePath::kScalarTile64Occ4Grouped,
             TransposePath::kBytes16x4OneTile, TransposePath::kBytes16x4OneTileGrouped,
-            TransposePath::kBytes16x4TallOneTile}) {
+            TransposePath::kBytes16x4TallOneTile, TransposePath::kBytes16x4TallStreaming,
+            TransposePath::kBytes16x4TallStreamingGrouped, TransposePath::kBytes16x4StreamingGrouped,
+            TransposePath::kBytes16x4Square, TransposePath::kBytes16x4SquareGrouped,
+          TransposePath::kBytes16x4TallDeepStreaming, TransposePath::kBytes16x4TallDeepStreaming6}) {
         if (s.rows == 1 || s.cols == 1) {  // tiles on a vector: seconds of nothing learnt
           if (p != TransposePath::kAuto && p != TransposePath::kStridedCopy) continue;
         }

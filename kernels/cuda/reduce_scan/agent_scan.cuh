@@ -29,6 +29,7 @@
 
 #include <cstdint>
 
+#include "kernels/cuda/common/dependent_launch.cuh"
 #include "kernels/cuda/reduce_scan/chained_prefix.cuh"
 #include "kernels/cuda/reduce_scan/device_types.cuh"
 #include "kernels/cuda/reduce_scan/tile_prefix.cuh"
@@ -93,10 +94,14 @@ struct TileScan {
           const int q = i * kWarp + lane;  // chunk of the row
           const int from = q / kChunks, c = q % kChunks;
           const uint4 w = st[from * kChunks + (c ^ (from % kChunks))];
-          *reinterpret_cast<uint4*>(row + q * kPerChunk) = w;
+          if constexpr (Tuning::kStreaming) {
+            __stcs(reinterpret_cast<uint4*>(row + q * kPerChunk), w);
+          } else {
+            *reinterpret_cast<uint4*>(row + q * kPerChunk) = w;
+          }
         }
       } else {
-        StoreVec16<S, V>(out_seg + (e0 - shift), vals);
+        StoreVec16<S, V, Tuning::kStreaming>(out_seg + (e0 - shift), vals);
       }
     } else {
 #pragma unroll
@@ -122,14 +127,14 @@ struct TileScan {
     const uint64_t q0 = FirstVector(tile);
     if (Interior(len, shift, tile)) {
 #pragma unroll
-      for (int k = 0; k < K; ++k) raw[k] = LoadVec16(base + (q0 + uint64_t(k) * kWarp) * V);
+      for (int k = 0; k < K; ++k) raw[k] = LoadVec16<T, Tuning::kStreaming>(base + (q0 + uint64_t(k) * kWarp) * V);
       return;
     }
 #pragma unroll
     for (int k = 0; k < K; ++k) {
       const uint64_t e0 = (q0 + uint64_t(k) * kWarp) * V;
       if (e0 >= uint64_t(shift) && e0 + V - shift <= len) {
-        raw[k] = LoadVec16(base + e0);
+        raw[k] = LoadVec16<T, Tuning::kStreaming>(base + e0);
       } else {
 #pragma unroll
         for (int j = 0; j < V; ++j) {
@@ -259,9 +264,23 @@ struct TileScan {
   }
 };
 
+// Zeroes the single-pass scan's workspace (ticket and prefix words: `n` 8-byte words) once
+// the kernel before it on the stream is done, so that it can be launched with PDL after that
+// kernel and the scan with PDL after it: the launches of both overlap the work before them
+// (a memset node cannot take part in programmatic dependencies).
+template <typename Word>
+__global__ void __launch_bounds__(256) ClearScanWorkspaceKernel(Word* words, uint64_t n) {
+  WaitForProducer();  // the previous scan may still read these words
+  TriggerDependents();
+  for (uint64_t i = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += uint64_t(gridDim.x) * blockDim.x) {
+    words[i] = Word(0);
+  }
+}
+
 // One tile per block, numbered by an atomic ticket; segments of seg_len elements every
 // seg_stride elements (one segment: the flat array; or one per row). `ticket` and `words`
-// are zeroed before the launch.
+// are zeroed by ClearScanWorkspaceKernel, the kernel before it (PDL: nothing is touched
+// before WaitForProducer).
 template <typename T, typename A, typename S, typename Tuning>
 __global__ void __launch_bounds__(Tuning::kThreads, Tuning::kMinBlocks)
     LookbackScanKernel(const T* __restrict__ in, S* __restrict__ out, uint64_t seg_len,
@@ -277,6 +296,8 @@ __global__ void __launch_bounds__(Tuning::kThreads, Tuning::kMinBlocks)
   // Tiles in the order blocks start (see tile_prefix.cuh, "Progress"). An H100 run with
   // blockIdx.x instead (no atomic), together with another look-back protocol, was 2-3x
   // slower at 2^24..2^28 elements; the ticket stays until the two are measured apart.
+  TriggerDependents();
+  WaitForProducer();  // the workspace is cleared (and the input written) before this point
   uint64_t id = blockIdx.x;
   if constexpr (Tuning::kTicket) {
     if (threadIdx.x == 0) sh.ticket = atomicAdd(ticket, 1ull);

@@ -195,16 +195,18 @@ struct Vec16 {
 };
 
 // Read-only 16-byte load through the non-coherent path; p must be 16-byte aligned.
-template <typename T>
+// kStreaming: ld.global.cs instead (evict first: data read once).
+template <typename T, bool kStreaming = false>
 __device__ __forceinline__ Vec16<T> LoadVec16(const T* p) {
-  const uint4 w = __ldg(reinterpret_cast<const uint4*>(p));
+  const uint4 w = kStreaming ? __ldcs(reinterpret_cast<const uint4*>(p)) : __ldg(reinterpret_cast<const uint4*>(p));
   Vec16<T> out;
   memcpy(&out, &w, 16);
   return out;
 }
 
 // Stores N elements of S (N * sizeof(S) a multiple of 16) as 16-byte stores; p aligned.
-template <typename S, int N>
+// kStreaming: st.global.cs (evict first: written once, not read back soon).
+template <typename S, int N, bool kStreaming = false>
 __device__ __forceinline__ void StoreVec16(S* p, const S (&vals)[N]) {
   static_assert((N * sizeof(S)) % 16 == 0, "whole 16-byte stores only");
   constexpr int kWords = static_cast<int>(N * sizeof(S) / 16);
@@ -212,7 +214,11 @@ __device__ __forceinline__ void StoreVec16(S* p, const S (&vals)[N]) {
   for (int i = 0; i < kWords; ++i) {
     uint4 w;
     memcpy(&w, reinterpret_cast<const char*>(vals) + 16 * i, 16);
-    reinterpret_cast<uint4*>(p)[i] = w;
+    if constexpr (kStreaming) {
+      __stcs(reinterpret_cast<uint4*>(p) + i, w);
+    } else {
+      reinterpret_cast<uint4*>(p)[i] = w;
+    }
   }
 }
 

@@ -94,13 +94,17 @@ absl::Status LaunchScan(const ScanPlan& p, const T* in, S* out, uint64_t rows, u
     case ScanPlan::Kind::kNothing:
       return absl::OkStatus();
     case ScanPlan::Kind::kLookback: {
-      HISTD_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(workspace, 0, p.workspace_bytes, stream));
+      // Clear, then scan, both with programmatic dependent launch (see ClearScanWorkspaceKernel).
       auto* ticket = static_cast<unsigned long long*>(workspace);
       auto* words = ticket + ScanPlan::kTicketBytes / sizeof(unsigned long long);
+      const uint64_t n_words = p.workspace_bytes / sizeof(unsigned long long);
+      const unsigned clear_blocks = static_cast<unsigned>(std::min<uint64_t>(CeilDiv(n_words, 256), 1024));
+      HISTD_RETURN_IF_ERROR(LaunchDependent("ClearScanWorkspaceKernel", ClearScanWorkspaceKernel<unsigned long long>, dim3(clear_blocks),
+                                            dim3(256), 0, stream, ticket, n_words));
       const uint64_t blocks = p.segments * p.layout.tiles;
-      LookbackScanKernel<T, A, S, Tuning><<<static_cast<unsigned>(blocks), Tuning::kThreads, 0, stream>>>(
-          in, out, p.seg_len, p.seg_stride, p.layout, ticket, words, inclusive);
-      return CheckLaunch("LookbackScanKernel", stream);
+      return LaunchDependent("LookbackScanKernel", LookbackScanKernel<T, A, S, Tuning>,
+                             dim3(static_cast<unsigned>(blocks)), dim3(Tuning::kThreads), 0, stream, in, out,
+                             p.seg_len, p.seg_stride, p.layout, ticket, words, inclusive);
     }
     case ScanPlan::Kind::kWarpRows: {
       const uint64_t blocks = std::min<uint64_t>(CeilDiv(p.segments, 8), 1u << 30);

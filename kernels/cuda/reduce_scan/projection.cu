@@ -165,6 +165,22 @@ absl::Status RunCols(const ProjectionArgs& a, cudaStream_t stream) {
                 a.dependent_launch, stream, params);
 }
 
+// One row split of ColumnReduceKernel: a block per strip of Tuning::kStripVectors 16-byte
+// columns, every row (rows < 2^24 keeps the u32 lane sums exact).
+template <int kStrip, int kRowThreads, int kUnroll>
+absl::Status RunColsStrip(const ProjectionArgs& a, cudaStream_t stream) {
+  using Tuning = ColumnReduceTuningT<kStrip, kRowThreads, kUnroll>;
+  constexpr uint64_t kStripCols = uint64_t{kStrip} * kColsPerThread;
+  const dim3 grid(static_cast<unsigned>((a.cols + kStripCols - 1) / kStripCols), 1);
+  if (a.dependent_launch) {
+    return LaunchDependent("ColumnReduceKernel(strip)", ColumnReduceKernel<uint8_t, SumOp, Tuning, true, uint64_t, true>,
+                           grid, dim3(Tuning::kThreads), 0, stream, a.input, a.rows, a.cols, a.rows, a.output);
+  }
+  ColumnReduceKernel<uint8_t, SumOp, Tuning, true, uint64_t, false>
+      <<<grid, Tuning::kThreads, 0, stream>>>(a.input, a.rows, a.cols, a.rows, a.output);
+  return CheckLaunch("ColumnReduceKernel(strip)", stream);
+}
+
 }  // namespace
 }  // namespace reduce_scan
 
@@ -189,7 +205,7 @@ absl::Status DeviceProjection::can_implement(const ProjectionArgs& a) {
   if (outs > 0 && (a.output == nullptr || reinterpret_cast<uintptr_t>(a.output) % 8 != 0)) {
     return absl::InvalidArgumentError("projection: output must be non-null and 8-byte aligned");
   }
-  if (static_cast<uint8_t>(a.variant) > static_cast<uint8_t>(ProjectionVariant::kCols32x8)) {
+  if (static_cast<uint8_t>(a.variant) > static_cast<uint8_t>(ProjectionVariant::kLast)) {
     return absl::InvalidArgumentError("projection: unknown variant");
   }
   return absl::OkStatus();
@@ -220,7 +236,15 @@ absl::Status DeviceProjection::run(const ProjectionArgs& a, cudaStream_t stream)
     case V::kCols64x16: return reduce_scan::RunCols<64, 16>(a, stream);
     case V::kCols128x8: return reduce_scan::RunCols<128, 8>(a, stream);
     case V::kCols32x8: return reduce_scan::RunCols<32, 8>(a, stream);
-    default: return reduce_scan::RunCols<64, 8>(a, stream);
+    case V::kCols64x8: return reduce_scan::RunCols<64, 8>(a, stream);
+    case V::kColsStrip2x128: return reduce_scan::RunColsStrip<2, 128, 2>(a, stream);
+    case V::kColsStrip4x32: return reduce_scan::RunColsStrip<4, 32, 8>(a, stream);
+    case V::kColsStrip8x32: return reduce_scan::RunColsStrip<8, 32, 8>(a, stream);
+    case V::kColsStrip2x256: return reduce_scan::RunColsStrip<2, 256, 1>(a, stream);
+    case V::kColsStrip1x256: return reduce_scan::RunColsStrip<1, 256, 1>(a, stream);
+    case V::kColsStrip8x128: return reduce_scan::RunColsStrip<8, 128, 2>(a, stream);
+    case V::kColsStrip8x64: return reduce_scan::RunColsStrip<8, 64, 4>(a, stream);
+    default: return reduce_scan::RunColsStrip<4, 64, 4>(a, stream);
   }
 }
 

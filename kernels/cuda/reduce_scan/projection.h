@@ -7,11 +7,17 @@
 //
 //   Row sums:    a block per row (grid-stride over rows), kThreads threads each keeping
 //                kVectors 16-byte loads in flight, byte sums by __vsadu4.
-//   Column sums: each thread owns 16 adjacent columns (one 16-byte load per row); a block
-//                owns kThreads * 16 columns and a slice of the rows; the kCluster blocks of a
-//                thread-block cluster split the rows and combine their partial sums through
-//                distributed shared memory into the cluster's first block, which writes the
-//                result: no partials in global memory, no memset node, no second kernel.
+//   Column sums, strip (default): a block owns a strip of S * 16 columns and ALL the rows;
+//                its threads are S 16-byte columns x R row lanes, each lane walking down the
+//                rows with several loads in flight (the column reduce's ColumnReduceKernel
+//                with one row split); lanes meet in shuffles and shared memory. One launch,
+//                no partials in global memory. Meant for histogram-sized arrays (rows small
+//                enough that one block per strip keeps the SMs busy).
+//   Column sums, cluster: each thread owns 16 adjacent columns (one 16-byte load per row); a
+//                block owns kThreads * 16 columns and a slice of the rows; the kCluster blocks
+//                of a thread-block cluster split the rows and combine their partial sums
+//                through distributed shared memory into the cluster's first block (measured
+//                3x slower than the two-kernel column reduce on H100; kept as bench rows).
 //
 // dependent_launch: the kernel is launched with programmatic dependent launch (sm_90) and
 // waits for the previous kernel on the stream (griddepcontrol.wait) before reading, so its
@@ -37,12 +43,23 @@ namespace histd::cuda {
 
 // Which single-launch kernel shape runs (bench rows; kDefault is the first measured guess).
 enum class ProjectionVariant : uint8_t {
-  kDefault = 0,    // rows: 128 threads x 4 vectors; columns: 64 threads, cluster of 8
+  kDefault = 0,    // rows: 128 threads x 4 vectors; columns: strip 4 x 64 (kColsStrip4x64)
   kRows256x2 = 1,  // row sums: 256 threads x 2 vectors
   kRows64x8 = 2,   // row sums: 64 threads x 8 vectors
   kCols64x16 = 3,  // column sums: 64 threads (1024 columns), cluster of 16 (non-portable)
   kCols128x8 = 4,  // column sums: 128 threads (2048 columns), cluster of 8
   kCols32x8 = 5,   // column sums: 32 threads (512 columns), cluster of 8
+  kCols64x8 = 6,   // column sums: 64 threads (1024 columns), cluster of 8
+  // Column sums, strip of S 16-byte columns x R row lanes, U loads in flight per lane:
+  kColsStrip4x64 = 7,   // 64 columns, 256 threads, U = 4 (128 blocks for 8192 columns)
+  kColsStrip2x128 = 8,  // 32 columns, 256 threads, U = 2 (256 blocks)
+  kColsStrip4x32 = 9,   // 64 columns, 128 threads, U = 8 (128 blocks)
+  kColsStrip8x32 = 10,  // 128 columns, 256 threads, U = 8 (64 blocks)
+  kColsStrip2x256 = 11, // 32 columns, 512 threads, U = 1 (256 blocks)
+  kColsStrip1x256 = 12, // 16 columns, 256 threads, U = 1 (512 blocks)
+  kColsStrip8x128 = 13, // 128 columns, 1024 threads, U = 2 (64 blocks; whole 128-byte lines per warp load)
+  kColsStrip8x64 = 14,  // 128 columns, 512 threads, U = 4 (64 blocks)
+  kLast = kColsStrip8x64,
 };
 
 struct ProjectionArgs {

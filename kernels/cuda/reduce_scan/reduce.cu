@@ -52,23 +52,34 @@ absl::Status DeviceReduce::can_implement(const ReduceArgs& args) {
 
 namespace {
 
-// Row sums of a 16-byte aligned uint8 array (histogram projections) run as one kernel with
-// no workspace: DeviceProjection 64 x 8 with programmatic dependent launch measured 1.58 us
-// on a resident 256 x 8192 histogram, 1.01x a device copy of its bytes (the reduce path:
-// 2.29 us; bench/results/reduce_scan.md, run of 2026-11-23). Same exact integer sums.
-std::optional<ProjectionArgs> RowSumProjection(const ReduceArgs& args) {
-  if (args.dtype != DType::kU8 || args.op != Engine::ReduceOp::kSum ||
-      args.collapse != Dim::kCols) {
-    return std::nullopt;
-  }
+// uint8 sums along an axis of a 16-byte aligned array (histogram projections) run as one
+// kernel with no workspace (projection.h):
+//   row sums: DeviceProjection 64 x 8 with programmatic dependent launch measured 1.58 us on
+//     a resident 256 x 8192 histogram, 1.01x a device copy of its bytes (the reduce path:
+//     2.29 us; bench/results/reduce_scan.md, run of 2026-11-23);
+//   column sums of at most kStripMaxRows rows: one block per column strip with every row
+//     (the reduce path splits the rows over 8 blocks per strip and adds a second kernel:
+//     2.65 us on the same histogram). Taller arrays keep the split, which fills the GPU.
+// Same exact integer sums either way.
+constexpr uint64_t kStripMaxRows = 1024;
+
+std::optional<ProjectionArgs> SumProjection(const ReduceArgs& args) {
+  if (args.dtype != DType::kU8 || args.op != Engine::ReduceOp::kSum) return std::nullopt;
   ProjectionArgs p;
   p.input = static_cast<const uint8_t*>(args.input);
   p.rows = args.rows;
   p.cols = args.cols;
-  p.collapse = Dim::kCols;
   p.output = static_cast<uint64_t*>(args.output);
-  p.variant = ProjectionVariant::kRows64x8;
   p.dependent_launch = true;
+  if (args.collapse == Dim::kCols) {
+    p.collapse = Dim::kCols;
+    p.variant = ProjectionVariant::kRows64x8;
+  } else if (args.collapse == Dim::kRows && args.rows <= kStripMaxRows) {
+    p.collapse = Dim::kRows;
+    p.variant = ProjectionVariant::kColsStrip4x64;
+  } else {
+    return std::nullopt;
+  }
   if (!DeviceProjection::can_implement(p).ok()) return std::nullopt;
   return p;
 }
@@ -77,7 +88,7 @@ std::optional<ProjectionArgs> RowSumProjection(const ReduceArgs& args) {
 
 absl::StatusOr<size_t> DeviceReduce::get_workspace_size(const ReduceArgs& args) {
   HISTD_RETURN_IF_ERROR(can_implement(args));
-  if (RowSumProjection(args)) return size_t{0};
+  if (SumProjection(args)) return size_t{0};
   absl::StatusOr<int> sms = reduce_scan::CurrentDeviceSms();
   if (!sms.ok()) return sms.status();
   return reduce_scan::MakeReducePlan(args, *sms).workspace_bytes;
@@ -86,7 +97,7 @@ absl::StatusOr<size_t> DeviceReduce::get_workspace_size(const ReduceArgs& args) 
 absl::Status DeviceReduce::run(const ReduceArgs& args, void* workspace, size_t workspace_bytes,
                                cudaStream_t stream) {
   HISTD_RETURN_IF_ERROR(can_implement(args));
-  if (std::optional<ProjectionArgs> p = RowSumProjection(args)) {
+  if (std::optional<ProjectionArgs> p = SumProjection(args)) {
     return DeviceProjection::run(*p, stream);
   }
   absl::StatusOr<int> sms = reduce_scan::CurrentDeviceSms();

@@ -59,8 +59,10 @@ constexpr int kColumnReduceBlocksPerSm = 8;
 // kTicket: tiles numbered by an atomic ticket (forward progress guaranteed by the
 // programming model); false: tile = blockIdx.x, as CUB does, which relies on blocks being
 // dispatched in index order (true on NVIDIA GPUs, not promised): a measured variant only.
+// kStreaming: the tile's 16-byte loads and stores take evict-first cache hints (.cs).
 template <int kThreads_, int kItems_, int kMinBlocks_ = 1, bool kReduceFirst_ = false,
-          bool kChained_ = false, bool kTicket_ = true, int kLookbackWindows_ = 16>
+          bool kChained_ = false, bool kTicket_ = true, int kLookbackWindows_ = 16,
+          bool kStreaming_ = false>
 struct ScanTuningT {
   // Chained protocol: windows of 32 predecessors slid over before waiting (see
   // chained_prefix.cuh): deeper reaches an earlier published prefix in one look-back at
@@ -72,6 +74,7 @@ struct ScanTuningT {
   static constexpr bool kChained = kChained_;
   static constexpr bool kTicket = kTicket_;
   static constexpr int kLookbackWindows = kLookbackWindows_;
+  static constexpr bool kStreaming = kStreaming_;
 };
 // Per input type: 16 bytes in per load; items per thread chosen so that a thread holds
 // 16..24 values. Candidates measured next to these in bench/reduce_scan.cu: the chained
@@ -83,7 +86,11 @@ struct ScanTuningT {
 // 0.800 / 0.811). u8 (histogram CDFs): chained 128 x 32, reduce first: a 256 x 8192 CDF along
 // rows in 7.8 us (grouped 128 x 16: 9.5 us).
 template <typename T> struct ScanTuningFor { using type = ScanTuningT<128, 24, 8, true>; };
-template <> struct ScanTuningFor<float> { using type = ScanTuningT<128, 32, 6, true, true>; };
+// Session 4 (2026-11-23, same bench, with the PDL workspace clear): chained 512 x 32, min 2,
+// reduce first, streaming (.cs) loads and stores: 1.138 / 1.009 / 1.054 x CUB at 2^20 / 2^24 /
+// 2^28; 256 x 64 min 1 streaming 1.042 / 1.005 / 1.026; 256 x 32 min 3 streaming 1.152 /
+// 0.923 / 0.937; the former 128 x 32, min 6 without streaming 0.988 / 0.914 / 0.903.
+template <> struct ScanTuningFor<float> { using type = ScanTuningT<512, 32, 2, true, true, true, 16, true>; };
 template <> struct ScanTuningFor<uint8_t> { using type = ScanTuningT<128, 32, 1, true, true>; };
 template <> struct ScanTuningFor<int32_t> { using type = ScanTuningT<128, 16>; };
 template <> struct ScanTuningFor<uint32_t> { using type = ScanTuningT<128, 16>; };

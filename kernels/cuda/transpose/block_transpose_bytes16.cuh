@@ -39,7 +39,8 @@ struct Bytes16x4Tile {
   struct alignas(16) Smem {
     uint32_t w[kTileCols][kRowGroups];
   };
-  static_assert(sizeof(Smem) <= 48 * 1024, "tile exceeds the static shared-memory budget");
+  // Above 48 KiB the kernel shells take the tile from dynamic shared memory (TileSmem).
+  static_assert(sizeof(Smem) <= 112 * 1024, "tile exceeds two blocks' share of an SM's shared memory");
   static_assert(kTileRows % 128 == 0, "rows: a multiple of 128 (32 words per output row for the swizzle)");
   static_assert(kTileCols % 128 == 0, "columns: a multiple of 128 bytes (8 chunks per warp row)");
   static_assert(kThreads % 32 == 0 && kUnits * kThreads == kRowGroups * kChunksPerRow, "load mapping");

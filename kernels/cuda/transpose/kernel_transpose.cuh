@@ -50,9 +50,27 @@ __device__ __forceinline__ TileCoords TileAt(const Problem& p, int64_t tile, int
   return TileCoords{tr * Tile::kTileRows, tc * Tile::kTileCols, p.rows, p.cols, p.in_pitch, p.out_pitch};
 }
 
+// Tiles above the 48 KiB static limit live in dynamic shared memory: the launch passes
+// TileDynamicSmemBytes<Tile>() and raises the kernel's dynamic limit to it.
+template <class Tile>
+constexpr size_t TileDynamicSmemBytes() {
+  return sizeof(typename Tile::Smem) > 48 * 1024 ? sizeof(typename Tile::Smem) : 0;
+}
+
+template <class Tile>
+__device__ __forceinline__ typename Tile::Smem& TileSmem() {
+  if constexpr (TileDynamicSmemBytes<Tile>() == 0) {
+    __shared__ typename Tile::Smem smem;
+    return smem;
+  } else {
+    extern __shared__ uint4 dynamic_smem[];
+    return *reinterpret_cast<typename Tile::Smem*>(dynamic_smem);
+  }
+}
+
 template <class Tile>
 __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm) TileTransposeKernel(Problem p) {
-  __shared__ typename Tile::Smem smem;
+  typename Tile::Smem& smem = TileSmem<Tile>();
   const int64_t tiles_c = (p.cols + Tile::kTileCols - 1) / Tile::kTileCols;
   const int64_t tiles_r = (p.rows + Tile::kTileRows - 1) / Tile::kTileRows;
   const int64_t per_matrix = tiles_r * tiles_c;
@@ -90,7 +108,7 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm) TileTra
 // 8-byte elements): see tuning_transpose.h.
 template <class Tile>
 __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm) OneTileKernel(Problem p) {
-  __shared__ typename Tile::Smem smem;
+  typename Tile::Smem& smem = TileSmem<Tile>();
   const int64_t tiles_c = (p.cols + Tile::kTileCols - 1) / Tile::kTileCols;
   const int64_t tiles_r = (p.rows + Tile::kTileRows - 1) / Tile::kTileRows;
   const int64_t per_matrix = tiles_r * tiles_c;

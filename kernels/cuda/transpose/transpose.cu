@@ -113,7 +113,8 @@ int ResidentBlocksPerSm() {
   int blocks = slot.load(std::memory_order_relaxed);
   if (blocks > 0) return blocks;
   const auto kernel = kPipelined ? transpose_detail::TileTransposeKernel<Tile> : transpose_detail::OneTileKernel<Tile>;
-  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, Tile::kThreads, 0) != cudaSuccess ||
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, Tile::kThreads,
+                                                    transpose_detail::TileDynamicSmemBytes<Tile>()) != cudaSuccess ||
       blocks <= 0) {
     cudaGetLastError();
     blocks = Tile::kMinBlocksPerSm;
@@ -129,14 +130,15 @@ absl::Status LaunchTiles(const TransposeArgs& r, const char* name, cudaStream_t 
                          int64_t group_tile_rows = 0) {
   const int64_t tiles = ((r.rows + Tile::kTileRows - 1) / Tile::kTileRows) *
                         ((r.cols + Tile::kTileCols - 1) / Tile::kTileCols) * r.batch;
-  if (kPipelined) {
-    const int64_t resident = int64_t{SmCount()} * ResidentBlocksPerSm<Tile, true>();
-    const unsigned grid = static_cast<unsigned>(std::min<int64_t>(tiles, resident));
-    transpose_detail::TileTransposeKernel<Tile><<<grid, Tile::kThreads, 0, stream>>>(MakeProblem(r, group_tile_rows));
-  } else {
-    const unsigned grid = static_cast<unsigned>(std::min<int64_t>(tiles, INT_MAX));
-    transpose_detail::OneTileKernel<Tile><<<grid, Tile::kThreads, 0, stream>>>(MakeProblem(r, group_tile_rows));
+  const auto kernel = kPipelined ? transpose_detail::TileTransposeKernel<Tile> : transpose_detail::OneTileKernel<Tile>;
+  constexpr size_t kDynamicSmem = transpose_detail::TileDynamicSmemBytes<Tile>();
+  if (kDynamicSmem > 0) {  // before the occupancy query, which depends on it
+    HISTD_CUDA_RETURN_IF_ERROR(
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kDynamicSmem)));
   }
+  const int64_t limit = kPipelined ? int64_t{SmCount()} * ResidentBlocksPerSm<Tile, true>() : INT_MAX;
+  const unsigned grid = static_cast<unsigned>(std::min<int64_t>(tiles, limit));
+  kernel<<<grid, Tile::kThreads, kDynamicSmem, stream>>>(MakeProblem(r, group_tile_rows));
   return CheckLaunch(name, stream);
 }
 
@@ -325,6 +327,23 @@ absl::Status Transpose::run(cudaStream_t stream) {
                                                                   tt::kGroupRowsBytes);
     case TransposePath::kBytes16x4TallOneTile:
       return LaunchTiles<Bytes16x4Tile<tt::Bytes16x4TallOcc4>, false>(r, "transpose_bytes16x4_tall_one_tile", stream);
+    case TransposePath::kBytes16x4TallStreaming:
+      return LaunchTiles<Bytes16x4Tile<tt::Bytes16x4TallStreaming>, true>(r, "transpose_bytes16x4_tall_cs", stream);
+    case TransposePath::kBytes16x4TallStreamingGrouped:
+      return LaunchTiles<Bytes16x4Tile<tt::Bytes16x4TallStreaming>, true>(r, "transpose_bytes16x4_tall_cs_g8", stream,
+                                                                          tt::kGroupRowsSmall);
+    case TransposePath::kBytes16x4StreamingGrouped:
+      return LaunchTiles<Bytes16x4Tile<tt::Bytes16x4Streaming>, true>(r, "transpose_bytes16x4_cs_g16", stream,
+                                                                      tt::kGroupRowsBytes);
+    case TransposePath::kBytes16x4TallDeepStreaming:
+      return LaunchTiles<Bytes16x4Tile<tt::Bytes16x4TallDeepStreaming>, true>(r, "transpose_bytes16x4_tall256_cs", stream);
+    case TransposePath::kBytes16x4TallDeepStreaming6:
+      return LaunchTiles<Bytes16x4Tile<tt::Bytes16x4TallDeepStreaming6>, true>(r, "transpose_bytes16x4_tall256_cs_6", stream);
+    case TransposePath::kBytes16x4Square:
+      return LaunchTiles<Bytes16x4Tile<tt::Bytes16x4Square>, true>(r, "transpose_bytes16x4_square_cs", stream);
+    case TransposePath::kBytes16x4SquareGrouped:
+      return LaunchTiles<Bytes16x4Tile<tt::Bytes16x4Square>, true>(r, "transpose_bytes16x4_square_cs_g8", stream,
+                                                                   tt::kGroupRowsSmall);
     case TransposePath::kVec4x4:
       return LaunchTiles<RegisterBlockTile<4, tt::Vec4x4>, true>(r, "transpose_vec4x4", stream);
     case TransposePath::kVec4x4Deep:

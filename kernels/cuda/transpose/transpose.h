@@ -90,6 +90,14 @@ enum class TransposePath {
   kBytes16x4OneTile,               // bytes16x4 128x128, one tile per block, 32 registers: 8 blocks/SM
   kBytes16x4OneTileGrouped,        // the same in grouped order (16 tile rows)
   kBytes16x4TallOneTile,           // bytes16x4 256x128, one tile per block, 32 registers: 4 blocks/SM
+  // Candidates of session 4 (2026-11-23):
+  kBytes16x4TallStreaming,         // bytes16x4 256x128 with .cs loads and stores
+  kBytes16x4TallStreamingGrouped,  // the same in grouped order (8 tile rows = 2048 input rows)
+  kBytes16x4StreamingGrouped,      // bytes16x4 128x128 .cs in grouped order (16 tile rows)
+  kBytes16x4Square,                // 256 x 256 bytes (64 KiB dynamic shared memory), 512 threads, .cs
+  kBytes16x4SquareGrouped,         // the same in grouped order (8 tile rows)
+  kBytes16x4TallDeepStreaming,     // bytes16x4 256x128 .cs with 256 threads, 4 blocks/SM
+  kBytes16x4TallDeepStreaming6,    // the same at 6 blocks/SM
 };
 // What a path that moves whole vectors needs: its element size, and the alignment in bytes
 // of both pointers, both pitches and the batch strides (16 for vec4x4, vec2x2 and

@@ -35,6 +35,13 @@ const char* TransposePathName(TransposePath path) {
     case TransposePath::kBytes16x4OneTile: return "bytes16x4 128x128 one tile/block 8 blocks/SM";
     case TransposePath::kBytes16x4OneTileGrouped: return "bytes16x4 128x128 one tile/block 8 blocks/SM grouped16";
     case TransposePath::kBytes16x4TallOneTile: return "bytes16x4 256x128 one tile/block 4 blocks/SM";
+    case TransposePath::kBytes16x4TallStreaming: return "bytes16x4 256x128 streaming";
+    case TransposePath::kBytes16x4TallStreamingGrouped: return "bytes16x4 256x128 streaming grouped8";
+    case TransposePath::kBytes16x4StreamingGrouped: return "bytes16x4 128x128 streaming grouped16";
+    case TransposePath::kBytes16x4Square: return "bytes16x4 256x256 streaming";
+    case TransposePath::kBytes16x4SquareGrouped: return "bytes16x4 256x256 streaming grouped8";
+    case TransposePath::kBytes16x4TallDeepStreaming: return "bytes16x4 256x128 streaming 256 threads";
+    case TransposePath::kBytes16x4TallDeepStreaming6: return "bytes16x4 256x128 streaming 256 threads 6 blocks/SM";
   }
   return "?";
 }
@@ -59,6 +66,13 @@ const TransposeLayoutNeed* TransposePathLayoutNeed(TransposePath path) {
     case TransposePath::kBytes16x4OneTile:
     case TransposePath::kBytes16x4OneTileGrouped:
     case TransposePath::kBytes16x4TallOneTile:
+    case TransposePath::kBytes16x4TallStreaming:
+    case TransposePath::kBytes16x4TallStreamingGrouped:
+    case TransposePath::kBytes16x4StreamingGrouped:
+    case TransposePath::kBytes16x4Square:
+    case TransposePath::kBytes16x4SquareGrouped:
+    case TransposePath::kBytes16x4TallDeepStreaming:
+    case TransposePath::kBytes16x4TallDeepStreaming6:
       return &kBytes16x4;
     case TransposePath::kVec4x4:
     case TransposePath::kVec4x4Deep:

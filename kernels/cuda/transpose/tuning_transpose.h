@@ -112,6 +112,35 @@ struct Bytes16x4Streaming : Bytes16x4 {
   static constexpr bool kStreaming = true;
 };
 
+// 256 rows x 128 bytes with streaming hints (256-byte runs of every output row). Candidate.
+struct Bytes16x4TallStreaming : Bytes16x4Tall {
+  static constexpr bool kStreaming = true;
+};
+
+// 256 rows x 128 bytes, streaming, with 256 threads (two units, 8 uint4 loads in flight per
+// thread) at 4 or 6 blocks/SM. Candidates.
+struct Bytes16x4TallDeepStreaming {
+  static constexpr int kTileRows = 256;
+  static constexpr int kTileCols = 128;
+  static constexpr int kThreads = 256;
+  static constexpr int kMinBlocksPerSm = 4;
+  static constexpr bool kStreaming = true;
+};
+struct Bytes16x4TallDeepStreaming6 : Bytes16x4TallDeepStreaming {
+  static constexpr int kMinBlocksPerSm = 6;
+};
+
+// 256 x 256 bytes (64 KiB of dynamic shared memory), 512 threads, 2 blocks/SM, streaming
+// hints: 256-byte runs on both sides, so every DRAM page opened serves twice the bytes of
+// the 128 x 128 tile. Candidate.
+struct Bytes16x4Square {
+  static constexpr int kTileRows = 256;
+  static constexpr int kTileCols = 256;
+  static constexpr int kThreads = 512;
+  static constexpr int kMinBlocksPerSm = 2;
+  static constexpr bool kStreaming = true;
+};
+
 // Grouped tile order (kernel_transpose.cuh Problem::group_tile_rows): tile rows per group of
 // the *Grouped paths. Candidates, not yet measured.
 inline constexpr int kGroupRowsBytes = 16;

@@ -108,7 +108,10 @@ std::vector<TransposePath> Bytes16Paths() {
   return {TransposePath::kBytes16x4, TransposePath::kBytes16x4Deep, TransposePath::kBytes16x4Tall,
           TransposePath::kBytes16x4Wide, TransposePath::kBytes16x4Grouped, TransposePath::kBytes16x4Streaming,
           TransposePath::kBytes16x4OneTile, TransposePath::kBytes16x4OneTileGrouped,
-          TransposePath::kBytes16x4TallOneTile};
+          TransposePath::kBytes16x4TallOneTile, TransposePath::kBytes16x4TallStreaming,
+          TransposePath::kBytes16x4TallStreamingGrouped, TransposePath::kBytes16x4StreamingGrouped,
+          TransposePath::kBytes16x4Square, TransposePath::kBytes16x4SquareGrouped,
+          TransposePath::kBytes16x4TallDeepStreaming, TransposePath::kBytes16x4TallDeepStreaming6};
 }
 
 std::vector<TransposePath> PathsFor(int eb, int64_t rows, int64_t cols) {

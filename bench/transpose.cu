@@ -147,7 +147,10 @@ class Bench {
             TransposePath::kBytes16x4TallOneTile, TransposePath::kBytes16x4TallStreaming,
             TransposePath::kBytes16x4TallStreamingGrouped, TransposePath::kBytes16x4StreamingGrouped,
             TransposePath::kBytes16x4Square, TransposePath::kBytes16x4SquareGrouped,
-          TransposePath::kBytes16x4TallDeepStreaming, TransposePath::kBytes16x4TallDeepStreaming6}) {
+          TransposePath::kBytes16x4TallDeepStreaming, TransposePath::kBytes16x4TallDeepStreaming6,
+          TransposePath::kBytesAsync256x128, TransposePath::kBytesAsync128x128, TransposePath::kBytesAsync128x128Deep,
+          TransposePath::kBytesAsync256x256, TransposePath::kBytesAsync256x128Grouped,
+          TransposePath::kBytesAsync256x256S2, TransposePath::kBytesAsync512x128, TransposePath::kBytesAsync128x512}) {
         if (s.rows == 1 || s.cols == 1) {  // tiles on a vector: seconds of nothing learnt
           if (p != TransposePath::kAuto && p != TransposePath::kStridedCopy) continue;
         }
@@ -213,7 +216,7 @@ int main() {
   bench.Workload("float32 (4-byte) shapes", {{1, 4096, 4096, 4}, {1, 8192, 8192, 4}, {1, 16384, 16384, 4},
                                             {1, 16383, 16385, 4}, {1, 8192, 32768, 4}, {1, 32768, 8192, 4},
                                             {1, 1, kVec, 4}, {1, kVec, 1, 4}, {64, 1024, 1024, 4}});
-  bench.Workload("1-byte elements (histogram bins)", {{64, 256, 8192, 1}, {1, 8192, 8192, 1}, {1, 16384, 16384, 1},
+  bench.Workload("1-byte elements (histogram bins)", {{64, 256, 8192, 1}, {1, 256, 8192, 1}, {1, 8192, 8192, 1}, {1, 16384, 16384, 1},
                                                       {1, 16383, 16385, 1}, {1, 8192, 32768, 1},
                                                       {1, 1, kVec, 1}, {1, kVec, 1, 1}});
   bench.Workload("8-byte elements", {{1, 8192, 8192, 8}, {1, 8191, 8193, 8}, {1, 4096, 16384, 8}});

@@ -110,6 +110,88 @@ __global__ void __launch_bounds__(kThreads)
   cluster.sync();  // no block leaves while block 0 reads its shared memory
 }
 
+// Column sums with byte pairs packed in 16-bit lanes and no shuffles: block = kChunks
+// 16-byte columns x kRowLanes row lanes (256 threads, kUnroll loads in flight each) over ALL rows of a strip of
+// kChunks * 16 columns. A lane adds the even and the odd bytes of each word into two
+// packed u32 (two 16-bit sums each, exact for up to 257 rows: flushed into u32 sums every
+// 256 rows), then the lanes' sums meet in shared memory: every warp reads 32 adjacent
+// columns of one lane row at a time (conflict-free; the writers' 16-byte groups are XOR-
+// swizzled by lane row), kGroups thread groups add a slice of lane rows each, and a second
+// shared stage adds the groups in order. Exact u32 sums while rows * 255 < 2^32.
+template <int kChunks, int kRowLanes, int kUnroll>
+__global__ void __launch_bounds__(kChunks * kRowLanes)
+    ColumnSumsPackedKernel(const uint8_t* __restrict__ in, uint64_t rows, uint64_t cols, uint64_t* __restrict__ out) {
+  constexpr int kThreads = kChunks * kRowLanes;
+  constexpr int kCols = kChunks * kColsPerThread;  // columns per block
+  constexpr int kGroupsPerRow = kCols / 4;         // 16-byte groups per lane row of `part`
+  constexpr int kGroups = kThreads / kCols;        // thread groups of the first add
+  static_assert(kThreads == 256 && kGroupsPerRow >= 8 && kRowLanes % kGroups == 0, "shape");
+  __shared__ alignas(16) uint32_t part[kRowLanes][kCols];
+  __shared__ uint32_t group_sums[kGroups][kCols];
+  WaitForProducer();  // no-op unless launched with PDL
+  const int chunk = threadIdx.x % kChunks, lane_row = threadIdx.x / kChunks;
+  const uint64_t c0 = uint64_t(blockIdx.x) * kCols + uint64_t(chunk) * kColsPerThread;
+  uint32_t sum[kColsPerThread] = {};
+  if (c0 < cols) {  // cols % 16 == 0: the chunk is wholly inside, or wholly outside
+    const uint8_t* p = in + c0;
+    constexpr uint64_t kFlushRows = uint64_t{256} * kRowLanes;  // <= 256 rows per lane between flushes
+    for (uint64_t r0 = 0; r0 < rows; r0 += kFlushRows) {
+      const uint64_t r1 = r0 + kFlushRows < rows ? r0 + kFlushRows : rows;
+      uint32_t even[4] = {}, odd[4] = {};  // even[i]: bytes 0 and 2 of word i; odd[i]: 1 and 3
+      for (uint64_t r = r0 + lane_row; r < r1; r += uint64_t{kUnroll} * kRowLanes) {
+        uint4 x[kUnroll];  // all in flight together
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) {
+          const uint64_t rr = r + uint64_t(u) * kRowLanes;
+          x[u] = rr < r1 ? __ldg(reinterpret_cast<const uint4*>(p + rr * cols)) : make_uint4(0, 0, 0, 0);
+        }
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) {
+          const uint32_t w[4] = {x[u].x, x[u].y, x[u].z, x[u].w};
+#pragma unroll
+          for (int i = 0; i < 4; ++i) {
+            even[i] += w[i] & 0x00ff00ffu;
+            odd[i] += (w[i] >> 8) & 0x00ff00ffu;
+          }
+        }
+      }
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        sum[4 * i + 0] += even[i] & 0xffffu;
+        sum[4 * i + 1] += odd[i] & 0xffffu;
+        sum[4 * i + 2] += even[i] >> 16;
+        sum[4 * i + 3] += odd[i] >> 16;
+      }
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {  // 16-byte group (chunk * 4 + i), swizzled by lane row
+    const int g = (chunk * 4 + i) ^ (lane_row & 7);
+    *reinterpret_cast<uint4*>(&part[lane_row][4 * g]) =
+        make_uint4(sum[4 * i], sum[4 * i + 1], sum[4 * i + 2], sum[4 * i + 3]);
+  }
+  __syncthreads();
+  {
+    const int col = threadIdx.x % kCols, group = threadIdx.x / kCols;
+    constexpr int kLanesPerGroup = kRowLanes / kGroups;
+    uint32_t total = 0;
+#pragma unroll 8
+    for (int k = 0; k < kLanesPerGroup; ++k) {
+      const int row = group * kLanesPerGroup + k;
+      total += part[row][4 * ((col / 4) ^ (row & 7)) + col % 4];
+    }
+    group_sums[group][col] = total;
+  }
+  __syncthreads();
+  if (threadIdx.x < kCols) {
+    const uint64_t col = uint64_t(blockIdx.x) * kCols + threadIdx.x;
+    uint32_t total = 0;
+#pragma unroll
+    for (int g = 0; g < kGroups; ++g) total += group_sums[g][threadIdx.x];
+    if (col < cols) out[col] = total;
+  }
+}
+
 absl::Status Launch(const char* name, const void* kernel, dim3 grid, dim3 block, unsigned cluster_y,
                     bool pdl, cudaStream_t stream, void** params) {
   cudaLaunchAttribute attr[2];
@@ -181,6 +263,18 @@ absl::Status RunColsStrip(const ProjectionArgs& a, cudaStream_t stream) {
   return CheckLaunch("ColumnReduceKernel(strip)", stream);
 }
 
+template <int kChunks, int kRowLanes, int kUnroll>
+absl::Status RunColsPacked(const ProjectionArgs& a, cudaStream_t stream) {
+  constexpr uint64_t kCols = uint64_t{kChunks} * kColsPerThread;
+  const uint8_t* in = a.input;
+  uint64_t rows = a.rows, cols = a.cols;
+  uint64_t* out = a.output;
+  void* params[] = {&in, &rows, &cols, &out};
+  return Launch("ColumnSumsPackedKernel", reinterpret_cast<const void*>(ColumnSumsPackedKernel<kChunks, kRowLanes, kUnroll>),
+                dim3(static_cast<unsigned>((cols + kCols - 1) / kCols)), dim3(kChunks * kRowLanes), 1,
+                a.dependent_launch, stream, params);
+}
+
 }  // namespace
 }  // namespace reduce_scan
 
@@ -244,7 +338,13 @@ absl::Status DeviceProjection::run(const ProjectionArgs& a, cudaStream_t stream)
     case V::kColsStrip1x256: return reduce_scan::RunColsStrip<1, 256, 1>(a, stream);
     case V::kColsStrip8x128: return reduce_scan::RunColsStrip<8, 128, 2>(a, stream);
     case V::kColsStrip8x64: return reduce_scan::RunColsStrip<8, 64, 4>(a, stream);
-    default: return reduce_scan::RunColsStrip<4, 64, 4>(a, stream);
+    case V::kColsPacked2x128: return reduce_scan::RunColsPacked<2, 128, 2>(a, stream);
+    case V::kColsPacked4x64: return reduce_scan::RunColsPacked<4, 64, 2>(a, stream);
+    case V::kColsPacked4x64U4: return reduce_scan::RunColsPacked<4, 64, 4>(a, stream);
+    case V::kColsPacked8x32U8: return reduce_scan::RunColsPacked<8, 32, 8>(a, stream);
+    case V::kColsPacked2x128U1: return reduce_scan::RunColsPacked<2, 128, 1>(a, stream);
+    case V::kColsStrip4x64: return reduce_scan::RunColsStrip<4, 64, 4>(a, stream);
+    default: return reduce_scan::RunColsPacked<4, 64, 4>(a, stream);
   }
 }
 

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "kernels/cuda/common/cuda_status.h"
+#include "kernels/cuda/transpose/block_transpose_bytes_async.cuh"
 #include "kernels/cuda/transpose/kernel_transpose.cuh"
 #include "kernels/cuda/transpose/tuning_transpose.h"
 
@@ -63,14 +64,25 @@ std::string PathProblem(TransposePath path, const TransposeArgs& r) {
                       need->alignment, "-byte aligned");
 }
 
+int SmCount();
+
 // The measurements behind these rules: bench/results/transpose.md, H100 run of 2026-11-23
 // (ratios to cublasSgeam / % of device copy measured in the same process).
 TransposePath ChoosePath(const TransposeArgs& r) {
   if (IsVector(r)) return TransposePath::kStridedCopy;
   if (r.elem_bytes == 1) {
-    // uint4 loads and stores, evict-first: 81.9% of copy on 64 x 256 x 8192 histograms
-    // (bytes4x4 256x128 line loads: 77.9%), 75.5% at 8192^2 (72.2%).
-    if (AlignedTo(r, 16)) return TransposePath::kBytes16x4Streaming;
+    // 16-byte aligned: 256 x 256 tiles through a 2-stage asynchronous-copy ring once every
+    // SM gets a tile: 86.1% of copy on 64 x 256 x 8192 histograms, 86.9% at 16384^2, 86.8%
+    // at 8192 x 32768, 78.0% at 8192^2 (the register tile, bytes16x4 128x128 streaming:
+    // 80.5-82.5%, 75.6%; 3 stages within 1% of 2). Fewer tiles than SMs (one 256 x 8192
+    // histogram: 32 of them) keep the 128 x 128 register tile, which spreads the same bytes
+    // over 4x the blocks.
+    if (AlignedTo(r, 16)) {
+      constexpr int64_t kBig = tt::BytesAsync256x256S2::kTileRows;
+      static_assert(tt::BytesAsync256x256S2::kTileCols == kBig, "square tile");
+      const int64_t big_tiles = ((r.rows + kBig - 1) / kBig) * ((r.cols + kBig - 1) / kBig) * r.batch;
+      return big_tiles >= SmCount() ? TransposePath::kBytesAsync256x256S2 : TransposePath::kBytes16x4Streaming;
+    }
     if (AlignedTo(r, 4)) {
       switch (tt::kBytesTile) {
         case tt::BytesTile::kLine128x128: return TransposePath::kBytes4x4Wide;
@@ -98,7 +110,38 @@ Problem MakeProblem(const TransposeArgs& r, int64_t group_tile_rows) {
                  r.elem_bytes, group_tile_rows};
 }
 
-int SmCount();
+// The asynchronous-copy 1-byte transpose: a persistent grid of as many blocks as fit.
+template <class Tuning>
+absl::Status LaunchAsyncBytes(const TransposeArgs& r, const char* name, cudaStream_t stream,
+                              int64_t group_tile_rows = 0) {
+  using Tile = transpose_detail::AsyncBytesTile<Tuning>;
+  const auto kernel = transpose_detail::AsyncBytesTransposeKernel<Tile>;
+  static_assert(Tile::kSmemBytes <= 227 * 1024, "ring exceeds an SM's shared memory");
+  // The shared-memory limit and the occupancy, once per device (at most 16 devices).
+  static std::atomic<int> cache[16];
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess) {
+    cudaGetLastError();
+    device = 0;
+  }
+  int per_sm = cache[device & 15].load(std::memory_order_relaxed);
+  if (per_sm <= 0) {
+    HISTD_CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                                    static_cast<int>(Tile::kSmemBytes)));
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, Tile::kThreads, Tile::kSmemBytes) !=
+            cudaSuccess ||
+        per_sm <= 0) {
+      cudaGetLastError();
+      per_sm = 1;
+    }
+    cache[device & 15].store(per_sm, std::memory_order_relaxed);
+  }
+  const int64_t tiles = ((r.rows + Tile::kTileRows - 1) / Tile::kTileRows) *
+                        ((r.cols + Tile::kTileCols - 1) / Tile::kTileCols) * r.batch;
+  const unsigned grid = static_cast<unsigned>(std::min<int64_t>(tiles, int64_t{SmCount()} * per_sm));
+  kernel<<<grid, Tile::kThreads, Tile::kSmemBytes, stream>>>(MakeProblem(r, group_tile_rows));
+  return CheckLaunch(name, stream);
+}
 
 // Blocks of `kernel` that fit on one SM (cached per kernel and device; at most 16 devices).
 template <class Tile, bool kPipelined>
@@ -339,6 +382,23 @@ absl::Status Transpose::run(cudaStream_t stream) {
       return LaunchTiles<Bytes16x4Tile<tt::Bytes16x4TallDeepStreaming>, true>(r, "transpose_bytes16x4_tall256_cs", stream);
     case TransposePath::kBytes16x4TallDeepStreaming6:
       return LaunchTiles<Bytes16x4Tile<tt::Bytes16x4TallDeepStreaming6>, true>(r, "transpose_bytes16x4_tall256_cs_6", stream);
+    case TransposePath::kBytesAsync256x128:
+      return LaunchAsyncBytes<tt::BytesAsync256x128>(r, "transpose_bytes_async_256x128", stream);
+    case TransposePath::kBytesAsync128x128:
+      return LaunchAsyncBytes<tt::BytesAsync128x128>(r, "transpose_bytes_async_128x128", stream);
+    case TransposePath::kBytesAsync128x128Deep:
+      return LaunchAsyncBytes<tt::BytesAsync128x128Deep>(r, "transpose_bytes_async_128x128_6", stream);
+    case TransposePath::kBytesAsync256x256:
+      return LaunchAsyncBytes<tt::BytesAsync256x256>(r, "transpose_bytes_async_256x256", stream);
+    case TransposePath::kBytesAsync256x256S2:
+      return LaunchAsyncBytes<tt::BytesAsync256x256S2>(r, "transpose_bytes_async_256x256_s2", stream);
+    case TransposePath::kBytesAsync512x128:
+      return LaunchAsyncBytes<tt::BytesAsync512x128>(r, "transpose_bytes_async_512x128", stream);
+    case TransposePath::kBytesAsync128x512:
+      return LaunchAsyncBytes<tt::BytesAsync128x512>(r, "transpose_bytes_async_128x512", stream);
+    case TransposePath::kBytesAsync256x128Grouped:
+      return LaunchAsyncBytes<tt::BytesAsync256x128>(r, "transpose_bytes_async_256x128_g8", stream,
+                                                     tt::kGroupRowsSmall);
     case TransposePath::kBytes16x4Square:
       return LaunchTiles<Bytes16x4Tile<tt::Bytes16x4Square>, true>(r, "transpose_bytes16x4_square_cs", stream);
     case TransposePath::kBytes16x4SquareGrouped:

@@ -98,6 +98,15 @@ enum class TransposePath {
   kBytes16x4SquareGrouped,         // the same in grouped order (8 tile rows)
   kBytes16x4TallDeepStreaming,     // bytes16x4 256x128 .cs with 256 threads, 4 blocks/SM
   kBytes16x4TallDeepStreaming6,    // the same at 6 blocks/SM
+  // 1-byte, asynchronous-copy pipeline (cp.async ring of raw tiles, 16 x 16 register blocks):
+  kBytesAsync256x128,        // 256 x 128 tiles, 3 stages, 2 blocks/SM
+  kBytesAsync128x128,        // 128 x 128 tiles, 4 stages, 3 blocks/SM
+  kBytesAsync128x128Deep,    // 128 x 128 tiles, 6 stages, 2 blocks/SM
+  kBytesAsync256x256,        // 256 x 256 tiles, 3 stages, 1 block/SM
+  kBytesAsync256x128Grouped, // kBytesAsync256x128 in grouped order (8 tile rows)
+  kBytesAsync256x256S2,      // 256 x 256 tiles, 2 stages, 1 block/SM
+  kBytesAsync512x128,        // 512 x 128 tiles (512-byte output runs), 3 stages, 1 block/SM
+  kBytesAsync128x512,        // 128 x 512 tiles (512-byte input runs), 3 stages, 1 block/SM
 };
 // What a path that moves whole vectors needs: its element size, and the alignment in bytes
 // of both pointers, both pitches and the batch strides (16 for vec4x4, vec2x2 and

@@ -42,6 +42,14 @@ const char* TransposePathName(TransposePath path) {
     case TransposePath::kBytes16x4SquareGrouped: return "bytes16x4 256x256 streaming grouped8";
     case TransposePath::kBytes16x4TallDeepStreaming: return "bytes16x4 256x128 streaming 256 threads";
     case TransposePath::kBytes16x4TallDeepStreaming6: return "bytes16x4 256x128 streaming 256 threads 6 blocks/SM";
+    case TransposePath::kBytesAsync256x128: return "bytes async 256x128, 3 stages";
+    case TransposePath::kBytesAsync128x128: return "bytes async 128x128, 4 stages";
+    case TransposePath::kBytesAsync128x128Deep: return "bytes async 128x128, 6 stages";
+    case TransposePath::kBytesAsync256x256: return "bytes async 256x256, 3 stages";
+    case TransposePath::kBytesAsync256x128Grouped: return "bytes async 256x128, 3 stages, grouped8";
+    case TransposePath::kBytesAsync256x256S2: return "bytes async 256x256, 2 stages";
+    case TransposePath::kBytesAsync512x128: return "bytes async 512x128, 3 stages";
+    case TransposePath::kBytesAsync128x512: return "bytes async 128x512, 3 stages";
   }
   return "?";
 }
@@ -73,6 +81,14 @@ const TransposeLayoutNeed* TransposePathLayoutNeed(TransposePath path) {
     case TransposePath::kBytes16x4SquareGrouped:
     case TransposePath::kBytes16x4TallDeepStreaming:
     case TransposePath::kBytes16x4TallDeepStreaming6:
+    case TransposePath::kBytesAsync256x128:
+    case TransposePath::kBytesAsync128x128:
+    case TransposePath::kBytesAsync128x128Deep:
+    case TransposePath::kBytesAsync256x256:
+    case TransposePath::kBytesAsync256x128Grouped:
+    case TransposePath::kBytesAsync256x256S2:
+    case TransposePath::kBytesAsync512x128:
+    case TransposePath::kBytesAsync128x512:
       return &kBytes16x4;
     case TransposePath::kVec4x4:
     case TransposePath::kVec4x4Deep:

@@ -141,6 +141,24 @@ struct Bytes16x4Square {
   static constexpr bool kStreaming = true;
 };
 
+// 1-byte elements through the asynchronous-copy pipeline (block_transpose_bytes_async.cuh):
+// kTileRows x kTileCols bytes per tile, one 16 x 16 block per thread, kStages raw tiles of
+// dynamic shared memory per block. Candidates of session 4.
+template <int kTileRows_, int kTileCols_, int kStages_, int kMinBlocksPerSm_>
+struct BytesAsyncT {
+  static constexpr int kTileRows = kTileRows_;
+  static constexpr int kTileCols = kTileCols_;
+  static constexpr int kStages = kStages_;
+  static constexpr int kMinBlocksPerSm = kMinBlocksPerSm_;
+};
+using BytesAsync256x128 = BytesAsyncT<256, 128, 3, 2>;  // 128 threads, 96 KiB
+using BytesAsync128x128 = BytesAsyncT<128, 128, 4, 3>;  // 64 threads, 64 KiB
+using BytesAsync128x128Deep = BytesAsyncT<128, 128, 6, 2>;  // 64 threads, 96 KiB
+using BytesAsync256x256 = BytesAsyncT<256, 256, 3, 1>;  // 256 threads, 192 KiB
+using BytesAsync256x256S2 = BytesAsyncT<256, 256, 2, 1>;  // 256 threads, 128 KiB
+using BytesAsync512x128 = BytesAsyncT<512, 128, 3, 1>;    // 256 threads, 192 KiB
+using BytesAsync128x512 = BytesAsyncT<128, 512, 3, 1>;    // 256 threads, 192 KiB
+
 // Grouped tile order (kernel_transpose.cuh Problem::group_tile_rows): tile rows per group of
 // the *Grouped paths. Candidates, not yet measured.
 inline constexpr int kGroupRowsBytes = 16;

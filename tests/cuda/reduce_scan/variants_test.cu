@@ -224,7 +224,9 @@ TEST(CudaProjection, EveryVariantAndShape) {
     Placed in = PlaceOnDevice(x.data(), x.size(), 0);
     for (V v : {V::kDefault, V::kRows256x2, V::kRows64x8, V::kCols64x16, V::kCols128x8, V::kCols32x8,
                 V::kCols64x8, V::kColsStrip4x64, V::kColsStrip2x128, V::kColsStrip4x32, V::kColsStrip8x32,
-                V::kColsStrip2x256, V::kColsStrip1x256, V::kColsStrip8x128, V::kColsStrip8x64}) {
+                V::kColsStrip2x256, V::kColsStrip1x256, V::kColsStrip8x128, V::kColsStrip8x64,
+                V::kColsPacked2x128, V::kColsPacked4x64, V::kColsPacked4x64U4, V::kColsPacked8x32U8,
+                V::kColsPacked2x128U1}) {
       for (bool pdl : {false, true}) {
         CheckProjection(x, in.at, s.rows, s.cols, Dim::kRows, v, pdl);
         CheckProjection(x, in.at, s.rows, s.cols, Dim::kCols, v, pdl);
@@ -240,7 +242,7 @@ TEST(CudaProjection, SaturatedBins) {
   const std::vector<uint8_t> x(rows * cols, 255);
   Placed in = PlaceOnDevice(x.data(), x.size(), 0);
   for (auto v : {cuda::ProjectionVariant::kDefault, cuda::ProjectionVariant::kCols64x16,
-                 cuda::ProjectionVariant::kColsStrip8x32}) {
+                 cuda::ProjectionVariant::kColsStrip8x32, cuda::ProjectionVariant::kColsPacked2x128}) {
     CheckProjection(x, in.at, rows, cols, Dim::kRows, v, false);
     CheckProjection(x, in.at, rows, cols, Dim::kCols, v, false);
   }

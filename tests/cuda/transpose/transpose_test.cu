@@ -111,7 +111,10 @@ std::vector<TransposePath> Bytes16Paths() {
           TransposePath::kBytes16x4TallOneTile, TransposePath::kBytes16x4TallStreaming,
           TransposePath::kBytes16x4TallStreamingGrouped, TransposePath::kBytes16x4StreamingGrouped,
           TransposePath::kBytes16x4Square, TransposePath::kBytes16x4SquareGrouped,
-          TransposePath::kBytes16x4TallDeepStreaming, TransposePath::kBytes16x4TallDeepStreaming6};
+          TransposePath::kBytes16x4TallDeepStreaming, TransposePath::kBytes16x4TallDeepStreaming6,
+          TransposePath::kBytesAsync256x128, TransposePath::kBytesAsync128x128, TransposePath::kBytesAsync128x128Deep,
+          TransposePath::kBytesAsync256x256, TransposePath::kBytesAsync256x128Grouped,
+          TransposePath::kBytesAsync256x256S2, TransposePath::kBytesAsync512x128, TransposePath::kBytesAsync128x512};
 }
 
 std::vector<TransposePath> PathsFor(int eb, int64_t rows, int64_t cols) {

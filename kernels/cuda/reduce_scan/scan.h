@@ -19,9 +19,12 @@
 //   - Any size (64-bit offsets), any natural-aligned input and output pointers; 16-byte
 //     loads and stores wherever the alignment allows.
 //
-// Lifecycle (STYLE item 4): can_implement -> get_workspace_size -> run(stream). run() clears
-// its workspace with cudaMemsetAsync (the look-back's tile states), then launches one kernel
-// (three for a tall column scan); every launch is checked and errors name the CUDA error.
+// Lifecycle (STYLE item 4): can_implement -> get_workspace_size -> run(stream). For the
+// single-pass scan, run() launches a small kernel that clears the workspace (the look-back's
+// tile states) and then the scan kernel, both with programmatic dependent launch (sm_90: each
+// waits on the device for the kernel before it, so their launches overlap earlier work; no
+// memset node). Other shapes take one kernel (three for a tall column scan). Every launch is
+// checked and errors name the CUDA error.
 //
 // Thread safety: stateless; concurrent calls on different streams with different
 // workspaces are safe.

@@ -234,6 +234,33 @@ TEST(CudaTranspose, CandidatePathsCrossTilesAndGroups) {
   }
 }
 
+// The asynchronous-copy 1-byte paths keep a ring of kStages tiles per block and a persistent
+// grid of at most a few blocks per SM: only problems with several times more tiles than
+// resident blocks make every block reuse every stage, refill the stage it has just read and
+// stop mid-ring. 4100 x 4200 bytes in a batch of 2 is 578 tiles of 256 x 256 (2178 of
+// 128 x 128), with partial tiles on both edges; one case runs the automatic choice.
+TEST(CudaTranspose, BytesAsyncRingWrapsAround) {
+  HISTD_REQUIRE_GPU();
+  uint64_t seed = 12000;
+  for (const TransposePath path : {TransposePath::kAuto, TransposePath::kBytesAsync256x256S2,
+                                   TransposePath::kBytesAsync256x256, TransposePath::kBytesAsync256x128,
+                                   TransposePath::kBytesAsync128x128, TransposePath::kBytesAsync128x128Deep,
+                                   TransposePath::kBytesAsync512x128, TransposePath::kBytesAsync128x512}) {
+    Case c;
+    c.elem_bytes = 1;
+    c.rows = 4100;
+    c.cols = 4200;
+    c.batch = 2;
+    c.path = path;
+    c.in_pad = AlignedPad(c.cols, 1);
+    c.out_pad = AlignedPad(c.rows, 1);
+    c.in_batch_gap = 16;
+    c.out_batch_gap = 48;
+    RunCase(c, ++seed);
+    if (::testing::Test::HasFailure()) return;
+  }
+}
+
 // bytes16x4 needs 16-byte aligned rows: a pitch that is only 4-byte aligned is refused, and
 // the automatic choice still transposes it correctly.
 TEST(CudaTranspose, Bytes16RefusesRowsNotSixteenByteAligned) {

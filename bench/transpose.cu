@@ -131,26 +131,7 @@ class Bench {
       Buffers b = Alloc(static_cast<size_t>(s.batch * s.rows * s.cols * s.eb));
       const double peer = TimeGeam(s, b);
       if (peer > 0) Row(t, s.eb == 4 ? "cublasSgeam" : "cublasDgeam", s, peer, peer);
-      for (const TransposePath p :
-           {TransposePath::kAuto, TransposePath::kBytes4x4, TransposePath::kBytes4x4Wide, TransposePath::kBytes4x4Tall,
-            TransposePath::kVec4x4, TransposePath::kVec2x2, TransposePath::kScalarTile32, TransposePath::kScalarTile64,
-            TransposePath::kScalarTile64Pipelined, TransposePath::kScalarTile64DeepPipelined,
-            TransposePath::kStridedCopy,
-            // Candidates of 2026-11-23:
-            TransposePath::kBytes16x4, TransposePath::kBytes16x4Deep, TransposePath::kBytes16x4Tall,
-            TransposePath::kBytes16x4Wide, TransposePath::kBytes16x4Grouped, TransposePath::kBytes4x4TallGrouped,
-            TransposePath::kScalarTile32Pipelined, TransposePath::kScalarTile64Grouped,
-            TransposePath::kScalarTile64PipelinedGrouped8, TransposePath::kScalarTile64PipelinedGrouped32,
-            TransposePath::kBytes16x4Streaming, TransposePath::kScalarTile64PipelinedStreaming,
-            TransposePath::kVec4x4Deep, TransposePath::kScalarTile64Occ4, TransposePath::kScalarTile64Occ4Grouped,
-            TransposePath::kBytes16x4OneTile, TransposePath::kBytes16x4OneTileGrouped,
-            TransposePath::kBytes16x4TallOneTile, TransposePath::kBytes16x4TallStreaming,
-            TransposePath::kBytes16x4TallStreamingGrouped, TransposePath::kBytes16x4StreamingGrouped,
-            TransposePath::kBytes16x4Square, TransposePath::kBytes16x4SquareGrouped,
-          TransposePath::kBytes16x4TallDeepStreaming, TransposePath::kBytes16x4TallDeepStreaming6,
-          TransposePath::kBytesAsync256x128, TransposePath::kBytesAsync128x128, TransposePath::kBytesAsync128x128Deep,
-          TransposePath::kBytesAsync256x256, TransposePath::kBytesAsync256x128Grouped,
-          TransposePath::kBytesAsync256x256S2, TransposePath::kBytesAsync512x128, TransposePath::kBytesAsync128x512}) {
+      for (const TransposePath p : histd::cuda::AllTransposePaths()) {
         if (s.rows == 1 || s.cols == 1) {  // tiles on a vector: seconds of nothing learnt
           if (p != TransposePath::kAuto && p != TransposePath::kStridedCopy) continue;
         }

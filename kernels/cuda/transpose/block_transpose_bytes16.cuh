@@ -20,6 +20,29 @@
 
 namespace histd::cuda::transpose_detail {
 
+// The edge of a 1-byte transpose's output, 16 bytes at a time (shared by the bytes16x4 and
+// the asynchronous-copy tiles).
+struct Bytes16Edge {
+  union Chunk {
+    uint4 v;
+    uint8_t b[16];
+  };
+  // 16 bytes of output row `orow` from column `ocol`, only the part inside the output
+  // (t.cols rows of t.rows bytes).
+  __device__ __noinline__ static void Store(uint4 v, char* out, int64_t orow, int64_t ocol, const TileCoords& t) {
+    if (orow >= t.cols || ocol >= t.rows) return;
+    uint8_t* p = reinterpret_cast<uint8_t*>(out) + orow * t.out_pitch + ocol;
+    if (ocol + 16 <= t.rows) {
+      *reinterpret_cast<uint4*>(p) = v;
+      return;
+    }
+    Chunk c;
+    c.v = v;
+    for (int e = 0; e < 16; ++e)
+      if (ocol + e < t.rows) p[e] = c.b[e];
+  }
+};
+
 template <class Tuning>
 struct Bytes16x4Tile {
   static constexpr int kTileRows = Tuning::kTileRows;  // input rows per tile
@@ -121,7 +144,7 @@ struct Bytes16x4Tile {
       if (full) {
         StoreFull(reinterpret_cast<uint4*>(out + orow * t.out_pitch + ocol), v);
       } else {
-        StoreEdge(v, out, orow, ocol, t);
+        Bytes16Edge::Store(v, out, orow, ocol, t);
       }
     }
   }
@@ -136,10 +159,7 @@ struct Bytes16x4Tile {
     }
   }
 
-  union Chunk {
-    uint4 v;
-    uint8_t b[16];
-  };
+  using Chunk = Bytes16Edge::Chunk;
 
   // 16 bytes of input row `row` from column `col`, zero outside the matrix.
   __device__ __noinline__ static uint4 LoadEdge(const char* in, int64_t row, int64_t col, const TileCoords& t) {
@@ -157,19 +177,6 @@ struct Bytes16x4Tile {
     return c.v;
   }
 
-  // 16 bytes of output row `orow` from column `ocol`, only the part inside the matrix.
-  __device__ __noinline__ static void StoreEdge(uint4 v, char* out, int64_t orow, int64_t ocol, const TileCoords& t) {
-    if (orow >= t.cols || ocol >= t.rows) return;
-    uint8_t* p = reinterpret_cast<uint8_t*>(out) + orow * t.out_pitch + ocol;
-    if (ocol + 16 <= t.rows) {
-      *reinterpret_cast<uint4*>(p) = v;
-      return;
-    }
-    Chunk c;
-    c.v = v;
-    for (int e = 0; e < 16; ++e)
-      if (ocol + e < t.rows) p[e] = c.b[e];
-  }
 };
 
 }  // namespace histd::cuda::transpose_detail

@@ -23,6 +23,7 @@
 #include <cstdint>
 
 #include "kernels/cuda/transpose/block_transpose.cuh"
+#include "kernels/cuda/transpose/block_transpose_bytes16.cuh"
 #include "kernels/cuda/transpose/kernel_transpose.cuh"
 
 namespace histd::cuda::transpose_detail {
@@ -98,7 +99,7 @@ struct AsyncBytesTile {
       if (full) {
         __stcs(reinterpret_cast<uint4*>(out + orow * t.out_pitch + ocol), v);
       } else {
-        StoreEdge(v, out, orow, ocol, t);
+        Bytes16Edge::Store(v, out, orow, ocol, t);
       }
     }
   }
@@ -124,25 +125,6 @@ struct AsyncBytesTile {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
     asm volatile("cp.async.wait_group %0;\n" ::"n"(kPending) : "memory");
 #endif
-  }
-
- private:
-  union Chunk {
-    uint4 v;
-    uint8_t b[16];
-  };
-  // 16 bytes of output row `orow` from column `ocol`, only the part inside the matrix.
-  __device__ __noinline__ static void StoreEdge(uint4 v, char* out, int64_t orow, int64_t ocol, const TileCoords& t) {
-    if (orow >= t.cols || ocol >= t.rows) return;
-    uint8_t* p = reinterpret_cast<uint8_t*>(out) + orow * t.out_pitch + ocol;
-    if (ocol + 16 <= t.rows) {
-      *reinterpret_cast<uint4*>(p) = v;
-      return;
-    }
-    Chunk c;
-    c.v = v;
-    for (int e = 0; e < 16; ++e)
-      if (ocol + e < t.rows) p[e] = c.b[e];
   }
 };
 

@@ -39,6 +39,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "absl/status/status.h"
 
@@ -120,6 +121,9 @@ const TransposeLayoutNeed* TransposePathLayoutNeed(TransposePath path);
 // True for the paths with a TransposeLayoutNeed.
 bool TransposePathNeedsAlignedRows(TransposePath path);
 const char* TransposePathName(TransposePath path);
+// Every path, kAuto first, in declaration order (the enum is contiguous from kAuto; a path
+// is listed when it has a name): what the benchmark and the tests iterate.
+const std::vector<TransposePath>& AllTransposePaths();
 
 class Transpose {
  public:

@@ -2,6 +2,9 @@
 // rows. Contract: transpose.h.
 #include "kernels/cuda/transpose/transpose.h"
 
+#include <string_view>
+#include <vector>
+
 namespace histd::cuda {
 
 const char* TransposePathName(TransposePath path) {
@@ -98,6 +101,17 @@ const TransposeLayoutNeed* TransposePathLayoutNeed(TransposePath path) {
     default:
       return nullptr;
   }
+}
+
+const std::vector<TransposePath>& AllTransposePaths() {
+  static const std::vector<TransposePath>* const kAll = [] {
+    auto* all = new std::vector<TransposePath>;
+    for (int i = 0; std::string_view(TransposePathName(static_cast<TransposePath>(i))) != "?"; ++i) {
+      all->push_back(static_cast<TransposePath>(i));
+    }
+    return all;
+  }();
+  return *kAll;
 }
 
 bool TransposePathNeedsAlignedRows(TransposePath path) {

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <vector>
 
@@ -104,17 +105,14 @@ void RunCase(const Case& c, uint64_t seed) {
   }
 }
 
+// Every path of the bytes16x4 family (16-byte aligned 1-byte rows), the async ones included.
 std::vector<TransposePath> Bytes16Paths() {
-  return {TransposePath::kBytes16x4, TransposePath::kBytes16x4Deep, TransposePath::kBytes16x4Tall,
-          TransposePath::kBytes16x4Wide, TransposePath::kBytes16x4Grouped, TransposePath::kBytes16x4Streaming,
-          TransposePath::kBytes16x4OneTile, TransposePath::kBytes16x4OneTileGrouped,
-          TransposePath::kBytes16x4TallOneTile, TransposePath::kBytes16x4TallStreaming,
-          TransposePath::kBytes16x4TallStreamingGrouped, TransposePath::kBytes16x4StreamingGrouped,
-          TransposePath::kBytes16x4Square, TransposePath::kBytes16x4SquareGrouped,
-          TransposePath::kBytes16x4TallDeepStreaming, TransposePath::kBytes16x4TallDeepStreaming6,
-          TransposePath::kBytesAsync256x128, TransposePath::kBytesAsync128x128, TransposePath::kBytesAsync128x128Deep,
-          TransposePath::kBytesAsync256x256, TransposePath::kBytesAsync256x128Grouped,
-          TransposePath::kBytesAsync256x256S2, TransposePath::kBytesAsync512x128, TransposePath::kBytesAsync128x512};
+  std::vector<TransposePath> paths;
+  for (const TransposePath p : AllTransposePaths()) {
+    const TransposeLayoutNeed* need = TransposePathLayoutNeed(p);
+    if (need != nullptr && std::string_view(need->family) == "bytes16x4") paths.push_back(p);
+  }
+  return paths;
 }
 
 std::vector<TransposePath> PathsFor(int eb, int64_t rows, int64_t cols) {

@@ -13,6 +13,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <memory>
@@ -42,6 +43,9 @@ ABSL_FLAG(int, stager_threads, -1, "in-process histd stager threads (-1: server 
 ABSL_FLAG(int, malloc_arena_max, 2,
           "glibc heap arenas for this process (histd's default; 0: glibc's); the in-process "
           "histd and the bare sink run under the same setting");
+ABSL_FLAG(int, repeat, 1,
+          "run each producer count this many times in a row (the RSS at every window shows "
+          "whether memory stays flat)");
 ABSL_FLAG(bool, server_log, false, "show the in-process server's info log lines");
 ABSL_FLAG(int, producers, 4, "concurrent ingest streams");
 ABSL_FLAG(bool, sweep, false, "run producers = 1, 2, 4, 8 (one set of rows each)");
@@ -228,8 +232,11 @@ int Main() {
   const int query_interval_ms = absl::GetFlag(FLAGS_query_interval_ms);
   base.query_interval = absl::Milliseconds(std::max(0, query_interval_ms));
 
-  std::vector<int> configs = {absl::GetFlag(FLAGS_producers)};
-  if (absl::GetFlag(FLAGS_sweep)) configs = {1, 2, 4, 8};
+  std::vector<int> configs;
+  for (int producers : absl::GetFlag(FLAGS_sweep) ? std::vector<int>{1, 2, 4, 8}
+                                                  : std::vector<int>{absl::GetFlag(FLAGS_producers)}) {
+    for (int i = 0; i < std::max(1, absl::GetFlag(FLAGS_repeat)); ++i) configs.push_back(producers);
+  }
 
   std::vector<Row> rows;
   std::vector<std::string> errors;

@@ -140,31 +140,24 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm) AsyncBy
   const int64_t per_matrix = tiles_r * tiles_c;
   const int64_t total = per_matrix * p.batch;
   const int64_t step = gridDim.x;
-  // Prologue: tiles 0 .. S-2 of this block, one commit group each (empty past the end).
-#pragma unroll
-  for (int s = 0; s < S - 1; ++s) {
-    const int64_t tile = blockIdx.x + s * step;
+  // Issues the copies of `tile` (if it exists) into `stage`, then commits a group either way,
+  // so that group k always belongs to this block's k-th tile.
+  const auto issue = [&](int64_t tile, int stage) {
     if (tile < total) {
       const char* in;
       char* out;
       const TileCoords t = TileAt<Tile>(p, tile, tiles_c, tiles_r, per_matrix, &in, &out);
-      Tile::Issue(ring + s * kStageChunks, in, t);
+      Tile::Issue(ring + stage * kStageChunks, in, t);
     }
     Tile::Commit();
-  }
+  };
+#pragma unroll
+  for (int s = 0; s < S - 1; ++s) issue(blockIdx.x + s * step, s);  // prologue: tiles 0 .. S-2
   int stage = 0;
   for (int64_t tile = blockIdx.x; tile < total; tile += step) {
     Tile::template Wait<S - 2>();  // this thread's copies of `tile` landed
     __syncthreads();               // everyone's; and the stage refilled below is read by no one
-    const int64_t ahead = tile + (S - 1) * step;
-    const int refill = stage == 0 ? S - 1 : stage - 1;  // the stage of the tile before `tile`
-    if (ahead < total) {
-      const char* in;
-      char* out;
-      const TileCoords t = TileAt<Tile>(p, ahead, tiles_c, tiles_r, per_matrix, &in, &out);
-      Tile::Issue(ring + refill * kStageChunks, in, t);
-    }
-    Tile::Commit();
+    issue(tile + (S - 1) * step, stage == 0 ? S - 1 : stage - 1);  // into the previous tile's stage
     const char* in;
     char* out;
     const TileCoords t = TileAt<Tile>(p, tile, tiles_c, tiles_r, per_matrix, &in, &out);

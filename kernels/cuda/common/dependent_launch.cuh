@@ -3,7 +3,8 @@
 // them. The producer may let its dependents start early (TriggerDependents); a dependent
 // must call WaitForProducer() before it reads anything the producer wrote (it waits for
 // the producer's completion and memory). Both are no-ops without a programmatic dependency
-// and below sm_90.
+// and below sm_90. ExtendedLaunchConfig builds the launch configuration with these
+// attributes (and a cluster shape) for every cudaLaunchKernelEx in the kernels.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -25,20 +26,46 @@ __device__ __forceinline__ void WaitForProducer() {
 #endif
 }
 
+// A cudaLaunchConfig_t with the extended attributes histd uses: programmatic dependent
+// launch (the kernel may start while the previous kernel on the stream finishes; it must
+// call WaitForProducer before reading that kernel's output) and a thread-block cluster
+// shape (cluster = dim3(0) for none; any other value, dim3(1) included, makes it a cluster
+// launch). `config` points into this object: use it where it was built, do not copy.
+struct ExtendedLaunchConfig {
+  cudaLaunchConfig_t config = {};
+  cudaLaunchAttribute attrs[2] = {};
+
+  ExtendedLaunchConfig(dim3 grid, dim3 block, size_t dynamic_smem, cudaStream_t stream, bool dependent,
+                       dim3 cluster = dim3(0, 0, 0)) {
+    config.gridDim = grid;
+    config.blockDim = block;
+    config.dynamicSmemBytes = dynamic_smem;
+    config.stream = stream;
+    config.attrs = attrs;
+    unsigned n = 0;
+    if (dependent) {
+      attrs[n].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+      attrs[n].val.programmaticStreamSerializationAllowed = 1;
+      ++n;
+    }
+    if (cluster.x * cluster.y * cluster.z > 0) {
+      attrs[n].id = cudaLaunchAttributeClusterDimension;
+      attrs[n].val.clusterDim.x = cluster.x;
+      attrs[n].val.clusterDim.y = cluster.y;
+      attrs[n].val.clusterDim.z = cluster.z;
+      ++n;
+    }
+    config.numAttrs = n;
+  }
+  ExtendedLaunchConfig(const ExtendedLaunchConfig&) = delete;
+  ExtendedLaunchConfig& operator=(const ExtendedLaunchConfig&) = delete;
+};
+
 template <typename... Params, typename... Args>
 absl::Status LaunchDependent(const char* name, void (*kernel)(Params...), dim3 grid, dim3 block,
                              size_t dynamic_smem, cudaStream_t stream, Args... args) {
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr[0].val.programmaticStreamSerializationAllowed = 1;
-  cudaLaunchConfig_t config = {};
-  config.gridDim = grid;
-  config.blockDim = block;
-  config.dynamicSmemBytes = dynamic_smem;
-  config.stream = stream;
-  config.attrs = attr;
-  config.numAttrs = 1;
-  HISTD_CUDA_RETURN_IF_ERROR(cudaLaunchKernelEx(&config, kernel, static_cast<Params>(args)...));
+  ExtendedLaunchConfig launch(grid, block, dynamic_smem, stream, /*dependent=*/true);
+  HISTD_CUDA_RETURN_IF_ERROR(cudaLaunchKernelEx(&launch.config, kernel, static_cast<Params>(args)...));
   return CheckLaunch(name, stream);
 }
 

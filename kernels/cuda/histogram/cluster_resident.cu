@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_format.h"
 #include "kernels/cuda/common/cuda_status.h"
+#include "kernels/cuda/common/dependent_launch.cuh"
 #include "kernels/cuda/histogram/agent_cluster_resident.cuh"
 #include "kernels/cuda/histogram/histogram_tuning.h"
 
@@ -105,18 +106,9 @@ absl::Status LaunchResident(const HistogramAccumulateArgs& args, void* workspace
   if (c.cluster > 8) {
     HISTD_CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
   }
-  cudaLaunchConfig_t launch = {};
-  cudaLaunchAttribute attr[1];
-  attr[0].id = cudaLaunchAttributeClusterDimension;
-  attr[0].val.clusterDim.x = c.cluster;
-  attr[0].val.clusterDim.y = 1;
-  attr[0].val.clusterDim.z = 1;
-  launch.gridDim = dim3(c.cluster);
-  launch.blockDim = dim3(c.threads);
-  launch.dynamicSmemBytes = smem;
-  launch.stream = stream;
-  launch.attrs = attr;
-  launch.numAttrs = 1;
+  ExtendedLaunchConfig extended(dim3(c.cluster), dim3(c.threads), smem, stream, /*dependent=*/false,
+                                dim3(c.cluster, 1, 1));
+  cudaLaunchConfig_t& launch = extended.config;
   // A cluster the device cannot schedule is reported as a status; the runtime's last-error
   // slot is cleared so that the next launch's CheckLaunch does not see this failure.
   int clusters = 0;

@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_format.h"
 #include "kernels/cuda/common/cuda_status.h"
+#include "kernels/cuda/common/dependent_launch.cuh"
 #include "kernels/cuda/histogram/agent_hot_window.cuh"
 #include "kernels/cuda/histogram/cluster_resident.h"
 #include "kernels/cuda/histogram/deferred_layout.h"
@@ -149,21 +150,11 @@ absl::Status LaunchHotWindow(HotWindowParams p, uint64_t tile_bound, int sm_coun
   const size_t smem = ConfigBudget<kConfig>::kDynamicBytes;
   HISTD_CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(
       HotWindowKernel<kConfig>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
-  cudaLaunchConfig_t launch = {};
   // Dependent launch on the planner (its latency hidden), plus the cluster shape when
   // clustered (no cluster attribute for unclustered configs).
-  cudaLaunchAttribute attr[2];
-  attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attr[0].val.programmaticStreamSerializationAllowed = 1;
-  attr[1].id = cudaLaunchAttributeClusterDimension;
-  attr[1].val.clusterDim.x = c.cluster;
-  attr[1].val.clusterDim.y = 1;
-  attr[1].val.clusterDim.z = 1;
-  launch.blockDim = dim3(c.threads);
-  launch.dynamicSmemBytes = smem;
-  launch.stream = stream;
-  launch.attrs = attr;
-  launch.numAttrs = c.cluster > 1 ? 2 : 1;
+  ExtendedLaunchConfig extended(dim3(1), dim3(c.threads), smem, stream, /*dependent=*/true,
+                                c.cluster > 1 ? dim3(c.cluster, 1, 1) : dim3(0, 0, 0));
+  cudaLaunchConfig_t& launch = extended.config;
   int resident_groups = 0;  // blocks (no cluster) or clusters that fit at once
   if (c.cluster == 1) {
     HISTD_CUDA_RETURN_IF_ERROR(cudaOccupancyMaxActiveBlocksPerMultiprocessor(

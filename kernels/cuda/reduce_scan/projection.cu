@@ -194,27 +194,8 @@ __global__ void __launch_bounds__(kChunks * kRowLanes)
 
 absl::Status Launch(const char* name, const void* kernel, dim3 grid, dim3 block, unsigned cluster_y,
                     bool pdl, cudaStream_t stream, void** params) {
-  cudaLaunchAttribute attr[2];
-  unsigned n = 0;
-  if (cluster_y > 1) {
-    attr[n].id = cudaLaunchAttributeClusterDimension;
-    attr[n].val.clusterDim.x = 1;
-    attr[n].val.clusterDim.y = cluster_y;
-    attr[n].val.clusterDim.z = 1;
-    ++n;
-  }
-  if (pdl) {
-    attr[n].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attr[n].val.programmaticStreamSerializationAllowed = 1;
-    ++n;
-  }
-  cudaLaunchConfig_t config = {};
-  config.gridDim = grid;
-  config.blockDim = block;
-  config.stream = stream;
-  config.attrs = attr;
-  config.numAttrs = n;
-  HISTD_CUDA_RETURN_IF_ERROR(cudaLaunchKernelExC(&config, kernel, params));
+  ExtendedLaunchConfig launch(grid, block, 0, stream, pdl, cluster_y > 1 ? dim3(1, cluster_y, 1) : dim3(0, 0, 0));
+  HISTD_CUDA_RETURN_IF_ERROR(cudaLaunchKernelExC(&launch.config, kernel, params));
   return CheckLaunch(name, stream);
 }
 

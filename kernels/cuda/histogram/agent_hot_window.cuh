@@ -183,19 +183,14 @@ __device__ void HotWindowBlock(const HotWindowParams& p, uint32_t* lanes, uint32
   __shared__ DeferTarget defer;
   const int tid = threadIdx.x;
   constexpr bool defers = kDefers;
-  if (defers) {  // the second kernel's locks, zeroed here (off the planner's serial path)
+  if constexpr (defers) {  // the second kernel's locks, zeroed here (off the planner's serial path)
     for (uint32_t i = blockIdx.x * kThreads + tid; i < kDeferLocks; i += gridDim.x * kThreads)
-      p.defer_locks[i] = 0;
+      p.defer.locks[i] = 0;
   }
   if (defers && tid == 0) {
     defer.work = p.work;
     defer.tile_start = p.tile_start;
-    defer.item_pool = p.defer_item_pool;
-    defer.item_alloc = p.defer_item_alloc;
-    defer.slots = p.defer_slots;
-    defer.pool = p.defer_pool;
-    defer.any_record = p.defer_any_record;
-    defer.slots_per_tile = p.defer_slots_per_tile;
+    defer.area = p.defer;
     defer.drop = (p.bench_probe & kProbeDropDeferred) != 0;
   }
   uint32_t rank = 0, group = blockIdx.x, groups = gridDim.x;

@@ -49,6 +49,21 @@ HISTD_HD inline uint64_t ItemPoolUnits(uint64_t samples, uint64_t tiles, uint32_
   return (142 * (samples / 257 + tiles * warps) + 2 * samples + 15) / 16;
 }
 
+// The deferral area of one launch's workspace as pointers (DeferredLayout::At); all null
+// (value-initialized, DeferredArea{}) when the launch does not defer. A plain aggregate, so
+// that it can sit in shared memory and kernel parameters. Shared by the hot-window kernel, its deferring warps and
+// the second kernel.
+struct DeferredArea {
+  uint32_t* unit_start;            // work_count + 1: exclusive prefix of ranges per item
+  uint64_t* item_pool;             // work_count: first pool unit of each item
+  unsigned long long* item_alloc;  // work_count: records << 32 | units taken
+  uint32_t* locks;                 // kDeferLocks (zeroed by the hot-window kernel)
+  uint32_t* any_record;            // set by the launch's first record
+  uint32_t* slots;                 // item i's record offsets from tile_start[i] * slots_per_tile
+  uint8_t* pool;                   // the records, in 16-byte units
+  uint32_t slots_per_tile;
+};
+
 struct DeferredLayout {
   uint64_t tiles = 0;            // bound on the plan's tiles
   uint32_t warps = 0;            // per block of the hot-window kernel
@@ -83,6 +98,21 @@ struct DeferredLayout {
     l.pool = Align(l.slots + 4 * l.tiles * l.slots_per_tile);
     l.end = Align(l.pool + 16 * l.pool_units);
     return l;
+  }
+
+  // The area's pointers in a workspace laid out by For.
+  DeferredArea At(void* workspace) const {
+    uint8_t* ws = static_cast<uint8_t*>(workspace);
+    DeferredArea a{};
+    a.unit_start = reinterpret_cast<uint32_t*>(ws + unit_start);
+    a.item_pool = reinterpret_cast<uint64_t*>(ws + item_pool);
+    a.item_alloc = reinterpret_cast<unsigned long long*>(ws + item_alloc);
+    a.locks = reinterpret_cast<uint32_t*>(ws + locks);
+    a.any_record = reinterpret_cast<uint32_t*>(ws + any_record);
+    a.slots = reinterpret_cast<uint32_t*>(ws + slots);
+    a.pool = ws + pool;
+    a.slots_per_tile = slots_per_tile;
+    return a;
   }
 };
 

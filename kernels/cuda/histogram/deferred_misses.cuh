@@ -38,12 +38,7 @@ namespace histd::cuda::histogram {
 struct DeferTarget {
   const HistogramWork* work;
   const uint32_t* tile_start;
-  const uint64_t* item_pool;        // first pool unit of each item
-  unsigned long long* item_alloc;   // records << 32 | units taken, per item
-  uint32_t* slots;
-  uint8_t* pool;
-  uint32_t* any_record;  // set with the launch's first record (the second kernel skips when 0)
-  uint32_t slots_per_tile;
+  DeferredArea area;     // any_record: set with the launch's first record (the second kernel skips when 0)
   bool drop;             // benchmark probe: records are dropped (results WRONG)
   int item;              // the current tile's work item
   bool active;           // this tile's misses are deferred
@@ -74,11 +69,11 @@ __device__ __noinline__ bool WarpDeferMisses(DeferTarget& d, uint32_t* entries, 
   if (d.drop) return true;
   const int item = d.item;
   const uint32_t tiles = d.tile_start[item + 1] - d.tile_start[item];
-  const uint32_t slot_capacity = tiles * d.slots_per_tile;
+  const uint32_t slot_capacity = tiles * d.area.slots_per_tile;
   const uint64_t pool_units = ItemPoolUnits(d.work[item].count, tiles, blockDim.x / 32);
   const uint32_t units = (kDeferRecordHeaderBytes + (2 * count + 15) / 16 * 16) / 16;
   unsigned long long taken = 0;
-  if (lane == 0) taken = atomicAdd(d.item_alloc + item, (1ull << 32) | units);
+  if (lane == 0) taken = atomicAdd(d.area.item_alloc + item, (1ull << 32) | units);
   taken = __shfl_sync(0xffffffffu, taken, 0);
   const uint32_t slot = static_cast<uint32_t>(taken >> 32), unit = static_cast<uint32_t>(taken);
   if (slot >= slot_capacity || unit > pool_units || pool_units - unit < units) return false;
@@ -110,7 +105,7 @@ __device__ __noinline__ bool WarpDeferMisses(DeferTarget& d, uint32_t* entries, 
   __syncwarp();
   cursor[2 * lane] = start0;
   cursor[2 * lane + 1] = start0 + c0;
-  uint8_t* record = d.pool + (d.item_pool[item] + unit) * 16;
+  uint8_t* record = d.area.pool + (d.area.item_pool[item] + unit) * 16;
   reinterpret_cast<uint32_t*>(record)[lane] = (incl << 16) | (start0 + c0);  // ends of 2l, 2l+1
   __syncwarp();
   uint16_t* sorted = reinterpret_cast<uint16_t*>(entries);
@@ -125,8 +120,8 @@ __device__ __noinline__ bool WarpDeferMisses(DeferTarget& d, uint32_t* entries, 
   uint4* dst = reinterpret_cast<uint4*>(record + kDeferRecordHeaderBytes);
   for (uint32_t i = lane; i < (count + 7) / 8; i += 32) dst[i] = src[i];
   if (lane == 0) {
-    d.slots[uint64_t{d.tile_start[item]} * d.slots_per_tile + slot] = unit;
-    if (slot == 0) *d.any_record = 1;
+    d.area.slots[uint64_t{d.tile_start[item]} * d.area.slots_per_tile + slot] = unit;
+    if (slot == 0) *d.area.any_record = 1;
   }
   __syncwarp();
   return true;
@@ -135,15 +130,8 @@ __device__ __noinline__ bool WarpDeferMisses(DeferTarget& d, uint32_t* entries, 
 struct DeferredFoldParams {
   const HistogramWork* work;
   int work_count;
-  const uint32_t* tile_start;    // work_count + 1: the hot-window plan
-  const uint32_t* unit_start;    // work_count + 1: exclusive prefix of deferred ranges
-  const uint64_t* item_pool;     // work_count: first pool unit of each item
-  const unsigned long long* item_alloc;  // work_count: records << 32 | units taken
-  const uint32_t* slots;         // item i's record offsets from tile_start[i] * slots_per_tile
-  const uint8_t* pool;
-  uint32_t* locks;               // kDeferLocks (zeroed by the hot-window kernel)
-  const uint32_t* any_record;    // non-zero once any record was written
-  uint32_t slots_per_tile;
+  const uint32_t* tile_start;  // work_count + 1: the hot-window plan
+  DeferredArea area;           // what the hot-window kernel wrote
 };
 
 // The lock of (histogram, range): ranges of one histogram take consecutive locks.
@@ -240,16 +228,16 @@ __device__ void FoldDeferredBlock(const DeferredFoldParams& p, uint32_t* lanes) 
   __shared__ uint32_t unit_entries;
   const int tid = threadIdx.x;
   WaitForProducer();  // launched dependent on the hot-window kernel (LaunchFoldDeferred)
-  if (*p.any_record == 0) return;  // no tile deferred (clustered data, small batches)
-  const uint32_t units = p.unit_start[p.work_count];
+  if (*p.area.any_record == 0) return;  // no tile deferred (clustered data, small batches)
+  const uint32_t units = p.area.unit_start[p.work_count];
   int item = 0;  // thread 0's: the block's units increase, so its item only moves forward
   for (uint32_t u = blockIdx.x; u < units; u += gridDim.x) {
     if (tid == 0) {
-      if (item + 1 < p.work_count && p.unit_start[item + 1] <= u) {
+      if (item + 1 < p.work_count && p.area.unit_start[item + 1] <= u) {
         int lo = item + 1, hi = p.work_count - 1;  // last item whose first unit is <= u
         while (lo < hi) {
           const int mid = (lo + hi + 1) / 2;
-          if (p.unit_start[mid] <= u) lo = mid; else hi = mid - 1;
+          if (p.area.unit_start[mid] <= u) lo = mid; else hi = mid - 1;
         }
         item = lo;
       }
@@ -257,17 +245,17 @@ __device__ void FoldDeferredBlock(const DeferredFoldParams& p, uint32_t* lanes) 
     }
     __syncthreads();
     const int i = unit_item;
-    const uint32_t r = u - p.unit_start[i];
+    const uint32_t r = u - p.area.unit_start[i];
     const HistogramWork& w = p.work[i];
-    const uint32_t capacity = (p.tile_start[i + 1] - p.tile_start[i]) * p.slots_per_tile;
-    const uint32_t written = static_cast<uint32_t>(p.item_alloc[i] >> 32);
+    const uint32_t capacity = (p.tile_start[i + 1] - p.tile_start[i]) * p.area.slots_per_tile;
+    const uint32_t written = static_cast<uint32_t>(p.area.item_alloc[i] >> 32);
     const uint32_t records = written < capacity ? written : capacity;
     if (records == 0) {  // nothing deferred (uniform over the block)
       __syncthreads();   // unit_item is rewritten by the next unit
       continue;
     }
-    const uint32_t* slots = p.slots + uint64_t{p.tile_start[i]} * p.slots_per_tile;
-    const uint8_t* pool = p.pool + p.item_pool[i] * 16;
+    const uint32_t* slots = p.area.slots + uint64_t{p.tile_start[i]} * p.area.slots_per_tile;
+    const uint8_t* pool = p.area.pool + p.area.item_pool[i] * 16;
     const uint32_t cap = w.cap;
     for (uint32_t v = tid; v < kDeferRangeBins / 8; v += kThreads)
       reinterpret_cast<uint4*>(lanes)[v] = make_uint4(0, 0, 0, 0);
@@ -328,7 +316,7 @@ __device__ void FoldDeferredBlock(const DeferredFoldParams& p, uint32_t* lanes) 
       }
     }
     __syncthreads();  // every lane final (no pending reverts); clamped to cap when merged
-    MergeRange<kThreads>(w, r, lanes, p.locks);
+    MergeRange<kThreads>(w, r, lanes, p.area.locks);
     __syncthreads();  // lanes and unit_item are reused by the next unit
   }
 }

@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "kernels/cuda/common/cuda_status.h"
 #include "kernels/cuda/common/dependent_launch.cuh"
+#include "kernels/cuda/common/resident_blocks.cuh"
 #include "kernels/cuda/histogram/agent_hot_window.cuh"
 #include "kernels/cuda/histogram/cluster_resident.h"
 #include "kernels/cuda/histogram/deferred_layout.h"
@@ -115,16 +116,12 @@ __global__ void __launch_bounds__(kDeferFoldThreads, kDeferFoldBlocksPerSm) Fold
 absl::Status LaunchFoldDeferred(const DeferredFoldParams& p, int sm_count, cudaStream_t stream) {
   constexpr size_t kSmem = size_t{kDeferRangeBins} * 2;
   static_assert(kSmem <= kSharedPerBlockMax, "one range of lanes per block");
-  HISTD_CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(
-      FoldDeferredKernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kSmem)));
   static_assert(kDeferFoldBlocksPerSm * (kSmem + kReservedPerBlock) <= kSharedPerSm, "occupancy");
-  int per_sm = 0;
-  HISTD_CUDA_RETURN_IF_ERROR(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, FoldDeferredKernel,
-                                                                           kDeferFoldThreads, kSmem));
-  if (per_sm < 1) return absl::InternalError("histogram: the deferred-miss kernel does not fit");
+  const absl::StatusOr<int> per_sm = ResidentBlocksPerSm<FoldDeferredKernel>(kDeferFoldThreads, kSmem);
+  if (!per_sm.ok()) return per_sm.status();
   // Dependent launch: the blocks start as the hot-window kernel's blocks leave, and wait
   // for it to complete (an empty second launch then costs almost nothing).
-  return LaunchDependent("FoldDeferredKernel", FoldDeferredKernel, dim3(sm_count * per_sm),
+  return LaunchDependent("FoldDeferredKernel", FoldDeferredKernel, dim3(sm_count * *per_sm),
                          dim3(kDeferFoldThreads), kSmem, stream, p);
 }
 
@@ -148,8 +145,9 @@ absl::Status LaunchHotWindow(HotWindowParams p, uint64_t tile_bound, int sm_coun
                              cudaStream_t stream) {
   constexpr HotWindowConfig c = kHotWindowConfigs[kConfig];
   const size_t smem = ConfigBudget<kConfig>::kDynamicBytes;
-  HISTD_CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(
-      HotWindowKernel<kConfig>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+  // The dynamic shared-memory limit (and the blocks per SM), once per device.
+  const absl::StatusOr<int> per_sm = ResidentBlocksPerSm<HotWindowKernel<kConfig>>(c.threads, smem);
+  if (!per_sm.ok()) return per_sm.status();
   // Dependent launch on the planner (its latency hidden), plus the cluster shape when
   // clustered (no cluster attribute for unclustered configs).
   ExtendedLaunchConfig extended(dim3(1), dim3(c.threads), smem, stream, /*dependent=*/true,
@@ -157,9 +155,7 @@ absl::Status LaunchHotWindow(HotWindowParams p, uint64_t tile_bound, int sm_coun
   cudaLaunchConfig_t& launch = extended.config;
   int resident_groups = 0;  // blocks (no cluster) or clusters that fit at once
   if (c.cluster == 1) {
-    HISTD_CUDA_RETURN_IF_ERROR(cudaOccupancyMaxActiveBlocksPerMultiprocessor(
-        &resident_groups, HotWindowKernel<kConfig>, c.threads, smem));
-    resident_groups *= sm_count;
+    resident_groups = *per_sm * sm_count;
   } else {
     launch.gridDim = dim3(c.cluster);
     HISTD_CUDA_RETURN_IF_ERROR(cudaOccupancyMaxActiveClusters(&resident_groups, HotWindowKernel<kConfig>, &launch));
@@ -300,40 +296,18 @@ absl::Status HistogramAccumulate::run(const HistogramAccumulateArgs& args, void*
   if (o.strategy == HistogramStrategy::kGlobalOnly) p.window_bins = 0;
   p.bench_probe = o.bench_probe;
   p.miss_guess_zero = o.miss_guess < 0 ? histogram::kDefaultMissGuessZero : o.miss_guess == 1;
-  uint8_t* ws = static_cast<uint8_t*>(workspace);
-  const histogram::DeferredLayout& dl = plan.defer;
-  uint32_t* unit_start = plan.defers ? reinterpret_cast<uint32_t*>(ws + dl.unit_start) : nullptr;
-  uint64_t* item_pool = plan.defers ? reinterpret_cast<uint64_t*>(ws + dl.item_pool) : nullptr;
-  p.defer_item_pool = item_pool;
-  uint32_t* locks = plan.defers ? reinterpret_cast<uint32_t*>(ws + dl.locks) : nullptr;
-  p.defer_locks = locks;
-  p.defer_item_alloc = plan.defers ? reinterpret_cast<unsigned long long*>(ws + dl.item_alloc) : nullptr;
-  p.defer_slots = plan.defers ? reinterpret_cast<uint32_t*>(ws + dl.slots) : nullptr;
-  p.defer_any_record = plan.defers ? reinterpret_cast<uint32_t*>(ws + dl.any_record) : nullptr;
-  p.defer_pool = plan.defers ? ws + dl.pool : nullptr;
-  p.defer_slots_per_tile = dl.slots_per_tile;
+  p.defer = plan.defers ? plan.defer.At(workspace) : histogram::DeferredArea{};
 
   // A tile of the plan is what one block (or one cluster) takes at a time.
   const uint32_t plan_tile = p.tile_samples * static_cast<uint32_t>(c.cluster);
   histogram::PlanTilesKernel<<<1, histogram::kPlanThreads, 0, stream>>>(
-      args.work, args.work_count, plan_tile, static_cast<uint32_t*>(workspace), unit_start,
-      item_pool, p.defer_item_alloc, p.defer_any_record, dl.warps);
+      args.work, args.work_count, plan_tile, static_cast<uint32_t*>(workspace), p.defer.unit_start,
+      p.defer.item_pool, p.defer.item_alloc, p.defer.any_record, plan.defer.warps);
   HISTD_RETURN_IF_ERROR(CheckLaunch("PlanTilesKernel", stream));
   const uint64_t tile_bound = args.total_samples / plan_tile + uint64_t(args.work_count);
   HISTD_RETURN_IF_ERROR(histogram::LaunchConfig(config, p, tile_bound, sm_count_, stream));
   if (!plan.defers || (o.bench_probe & histogram::kProbeSkipDeferredFold)) return absl::OkStatus();
-  histogram::DeferredFoldParams f;
-  f.work = args.work;
-  f.work_count = args.work_count;
-  f.tile_start = p.tile_start;
-  f.unit_start = unit_start;
-  f.item_pool = p.defer_item_pool;
-  f.item_alloc = p.defer_item_alloc;
-  f.slots = p.defer_slots;
-  f.pool = p.defer_pool;
-  f.slots_per_tile = dl.slots_per_tile;
-  f.locks = locks;
-  f.any_record = p.defer_any_record;
+  const histogram::DeferredFoldParams f{args.work, args.work_count, p.tile_start, p.defer};
   return histogram::LaunchFoldDeferred(f, sm_count_, stream);
 }
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "kernels/cuda/histogram/block_window_select.cuh"
+#include "kernels/cuda/histogram/deferred_layout.h"
 #include "kernels/cuda/histogram/fast_divide.h"
 #include "kernels/cuda/histogram/histogram_accumulate.h"
 #include "kernels/histogram_types.h"
@@ -28,15 +29,7 @@ struct HotWindowParams {
   uint32_t window_bins;        // effective window capacity (0: no window)
   uint32_t bench_probe;
   bool miss_guess_zero;        // misses: CAS guessing 0 first instead of load + CAS
-  // Deferred misses (configs with defer_misses; deferred_layout.h); defer_pool == nullptr
-  // otherwise.
-  const uint64_t* defer_item_pool;       // first pool unit of each item
-  unsigned long long* defer_item_alloc;  // records << 32 | units taken, per item
-  uint32_t* defer_slots;
-  uint32_t* defer_any_record;
-  uint32_t* defer_locks;                 // zeroed by the hot-window kernel
-  uint8_t* defer_pool;
-  uint32_t defer_slots_per_tile;
+  DeferredArea defer;  // configs with defer_misses (deferred_layout.h); all null otherwise
 };
 
 // What every thread of the block needs about the current tile (broadcast via shared).

@@ -3,13 +3,13 @@
 #include "kernels/cuda/transpose/transpose.h"
 
 #include <algorithm>
-#include <atomic>
 #include <climits>
 #include <cstdint>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "kernels/cuda/common/cuda_status.h"
+#include "kernels/cuda/common/resident_blocks.cuh"
 #include "kernels/cuda/transpose/block_transpose_bytes_async.cuh"
 #include "kernels/cuda/transpose/kernel_transpose.cuh"
 #include "kernels/cuda/transpose/tuning_transpose.h"
@@ -115,55 +115,15 @@ template <class Tuning>
 absl::Status LaunchAsyncBytes(const TransposeArgs& r, const char* name, cudaStream_t stream,
                               int64_t group_tile_rows = 0) {
   using Tile = transpose_detail::AsyncBytesTile<Tuning>;
-  const auto kernel = transpose_detail::AsyncBytesTransposeKernel<Tile>;
+  constexpr auto kernel = transpose_detail::AsyncBytesTransposeKernel<Tile>;
   static_assert(Tile::kSmemBytes <= 227 * 1024, "ring exceeds an SM's shared memory");
-  // The shared-memory limit and the occupancy, once per device (at most 16 devices).
-  static std::atomic<int> cache[16];
-  int device = 0;
-  if (cudaGetDevice(&device) != cudaSuccess) {
-    cudaGetLastError();
-    device = 0;
-  }
-  int per_sm = cache[device & 15].load(std::memory_order_relaxed);
-  if (per_sm <= 0) {
-    HISTD_CUDA_RETURN_IF_ERROR(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                                    static_cast<int>(Tile::kSmemBytes)));
-    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, Tile::kThreads, Tile::kSmemBytes) !=
-            cudaSuccess ||
-        per_sm <= 0) {
-      cudaGetLastError();
-      per_sm = 1;
-    }
-    cache[device & 15].store(per_sm, std::memory_order_relaxed);
-  }
+  const absl::StatusOr<int> per_sm = ResidentBlocksPerSm<kernel>(Tile::kThreads, Tile::kSmemBytes);
+  if (!per_sm.ok()) return per_sm.status();
   const int64_t tiles = ((r.rows + Tile::kTileRows - 1) / Tile::kTileRows) *
                         ((r.cols + Tile::kTileCols - 1) / Tile::kTileCols) * r.batch;
-  const unsigned grid = static_cast<unsigned>(std::min<int64_t>(tiles, int64_t{SmCount()} * per_sm));
+  const unsigned grid = static_cast<unsigned>(std::min<int64_t>(tiles, int64_t{SmCount()} * *per_sm));
   kernel<<<grid, Tile::kThreads, Tile::kSmemBytes, stream>>>(MakeProblem(r, group_tile_rows));
   return CheckLaunch(name, stream);
-}
-
-// Blocks of `kernel` that fit on one SM (cached per kernel and device; at most 16 devices).
-template <class Tile, bool kPipelined>
-int ResidentBlocksPerSm() {
-  static std::atomic<int> cache[16];
-  int device = 0;
-  if (cudaGetDevice(&device) != cudaSuccess) {
-    cudaGetLastError();
-    device = 0;
-  }
-  std::atomic<int>& slot = cache[device & 15];
-  int blocks = slot.load(std::memory_order_relaxed);
-  if (blocks > 0) return blocks;
-  const auto kernel = kPipelined ? transpose_detail::TileTransposeKernel<Tile> : transpose_detail::OneTileKernel<Tile>;
-  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, Tile::kThreads,
-                                                    transpose_detail::TileDynamicSmemBytes<Tile>()) != cudaSuccess ||
-      blocks <= 0) {
-    cudaGetLastError();
-    blocks = Tile::kMinBlocksPerSm;
-  }
-  slot.store(blocks, std::memory_order_relaxed);
-  return blocks;
 }
 
 // Pipelined: a persistent grid, as many blocks as fit on the GPU at once (fewer for small
@@ -173,13 +133,14 @@ absl::Status LaunchTiles(const TransposeArgs& r, const char* name, cudaStream_t 
                          int64_t group_tile_rows = 0) {
   const int64_t tiles = ((r.rows + Tile::kTileRows - 1) / Tile::kTileRows) *
                         ((r.cols + Tile::kTileCols - 1) / Tile::kTileCols) * r.batch;
-  const auto kernel = kPipelined ? transpose_detail::TileTransposeKernel<Tile> : transpose_detail::OneTileKernel<Tile>;
+  constexpr auto kernel = kPipelined ? transpose_detail::TileTransposeKernel<Tile> : transpose_detail::OneTileKernel<Tile>;
   constexpr size_t kDynamicSmem = transpose_detail::TileDynamicSmemBytes<Tile>();
-  if (kDynamicSmem > 0) {  // before the occupancy query, which depends on it
-    HISTD_CUDA_RETURN_IF_ERROR(
-        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kDynamicSmem)));
+  int64_t limit = INT_MAX;
+  if (kPipelined || kDynamicSmem > 0) {  // the occupancy, and the dynamic shared-memory limit
+    const absl::StatusOr<int> per_sm = ResidentBlocksPerSm<kernel>(Tile::kThreads, kDynamicSmem);
+    if (!per_sm.ok()) return per_sm.status();
+    if (kPipelined) limit = int64_t{SmCount()} * *per_sm;
   }
-  const int64_t limit = kPipelined ? int64_t{SmCount()} * ResidentBlocksPerSm<Tile, true>() : INT_MAX;
   const unsigned grid = static_cast<unsigned>(std::min<int64_t>(tiles, limit));
   kernel<<<grid, Tile::kThreads, kDynamicSmem, stream>>>(MakeProblem(r, group_tile_rows));
   return CheckLaunch(name, stream);

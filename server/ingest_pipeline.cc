@@ -24,6 +24,7 @@ struct IngestPipeline::PendingMessage {
   StagedCallback on_staged;
   AckCallback on_ack;
   uint64_t count = 0;         // samples
+  size_t bytes = 0;           // payload bytes (the payload itself is released once staged)
   bool prevalidated = false;  // larger than a staging buffer: checked whole, then split
   size_t staged_bytes = 0;
   int parts_in_flight = 0;
@@ -89,6 +90,7 @@ void IngestPipeline::Submit(Message message, StagedCallback on_staged, AckCallba
   auto m = std::make_shared<PendingMessage>();
   const size_t bytes = message.samples.size();
   m->count = bytes / SampleBytes(message.kind);
+  m->bytes = bytes;
   m->message = std::move(message);
   m->on_staged = std::move(on_staged);
   m->on_ack = std::move(on_ack);
@@ -114,13 +116,12 @@ void IngestPipeline::Submit(Message message, StagedCallback on_staged, AckCallba
 }
 
 void IngestPipeline::SubmitAccepted(const std::shared_ptr<PendingMessage>& m) {
-  const size_t bytes = m->message.samples.size();
+  const size_t bytes = m->bytes;
   HistogramEntry& entry = *m->message.histogram;
   absl::Status status = CheckIngestMessage(entry.spec(), m->message.kind, bytes);
   if (status.ok() && bytes > options_.staging_buffer_bytes) {
-    status = CopyValidatedSamples(entry.spec(), m->message.kind,
-                                  reinterpret_cast<const uint8_t*>(m->message.samples.data()),
-                                  m->count, nullptr);
+    status = CopyValidatedPayload(entry.spec(), m->message.kind, m->message.samples, 0, m->count,
+                                  nullptr);
     m->prevalidated = true;
   }
   bool staged = true;
@@ -157,9 +158,9 @@ void IngestPipeline::Acknowledge(const std::shared_ptr<PendingMessage>& m,
 
 bool IngestPipeline::StageOrPark(const std::shared_ptr<PendingMessage>& m, bool resume) {
   const size_t element = SampleBytes(m->message.kind);
-  const size_t total = m->message.samples.size();
+  const size_t total = m->bytes;
   const size_t capacity = options_.staging_buffer_bytes;
-  const auto* src = reinterpret_cast<const uint8_t*>(m->message.samples.data());
+  const SamplePayload& payload = m->message.samples;
   while (true) {
     Slot* slot = nullptr;
     size_t offset = 0, take = 0;
@@ -204,13 +205,13 @@ bool IngestPipeline::StageOrPark(const std::shared_ptr<PendingMessage>& m, bool 
     }
     // Copy outside the lock; other producers copy into other reserved ranges meanwhile.
     uint8_t* dst = slot->buffer->data() + offset;
-    const uint8_t* part_src = src + m->staged_bytes;  // staged_bytes only changes below, by us
+    const size_t from = m->staged_bytes;  // staged_bytes only changes below, by us
     absl::Status status;
     if (m->prevalidated) {
-      std::memcpy(dst, part_src, take);
+      payload.CopyTo(from, take, dst);
     } else {
-      status = CopyValidatedSamples(m->message.histogram->spec(), m->message.kind, part_src,
-                                    take / element, dst);
+      status = CopyValidatedPayload(m->message.histogram->spec(), m->message.kind, payload,
+                                    from / element, take / element, dst);
     }
     {
       absl::MutexLock lock(&mu_);
@@ -229,7 +230,11 @@ bool IngestPipeline::StageOrPark(const std::shared_ptr<PendingMessage>& m, bool 
       Reject(m, std::move(status));
       return true;
     }
-    if (m->staged_bytes == total) return true;
+    if (m->staged_bytes == total) {
+      // Every byte is in staging: give the receive buffers back before the acknowledgement.
+      m->message.samples = SamplePayload();
+      return true;
+    }
   }
 }
 
@@ -271,7 +276,9 @@ void IngestPipeline::FlusherLoop() {
           break;
         }
         const bool has_data = current_ != nullptr && current_->used > 0;
-        if (has_data && (stopping_ || draining_ || absl::Now() >= current_->deadline)) {
+        const bool device_idle = options_.flush_when_idle && in_flight_ == 0;
+        if (has_data &&
+            (stopping_ || draining_ || device_idle || absl::Now() >= current_->deadline)) {
           SealLocked(current_);
           continue;
         }
@@ -352,7 +359,7 @@ void IngestPipeline::OnApplied(Slot* slot, absl::Time started, absl::Status stat
         m->result.y_underflow += results[i].y_underflow;
         m->result.y_overflow += results[i].y_overflow;
       }
-      if (m->parts_in_flight == 0 && m->staged_bytes == m->message.samples.size()) {
+      if (m->parts_in_flight == 0 && m->staged_bytes == m->bytes) {
         completed.push_back(m);
       }
     }
@@ -364,7 +371,7 @@ void IngestPipeline::OnApplied(Slot* slot, absl::Time started, absl::Status stat
       if (m->status.ok()) {
         stats_.messages += 1;
         stats_.samples += m->count;
-        stats_.bytes += m->message.samples.size();
+        stats_.bytes += m->bytes;
       }
     }
     slot->parts.clear();

@@ -4,7 +4,8 @@
 //   handler --Submit--> validate while copying into the current staging buffer (on a stager
 //                       thread for large messages, on the caller's thread for small ones)
 //   flusher thread  --> one Engine::Apply per buffer (one IngestItem per message part),
-//                       when the buffer fills or flush_deadline after its first message
+//                       when the buffer fills, flush_deadline after its first message, or
+//                       at once when no batch is in flight (flush_when_idle)
 //   Apply's done    --> counters, then each message's ack callback; the buffer is free again
 // A message larger than one staging buffer is validated whole first, then split across
 // buffers, and acknowledged when every part is applied. A message that fits is never split.
@@ -13,6 +14,9 @@
 // without calling on_staged; the producer must not submit again until on_staged runs (the
 // ingest reactor stops reading, and gRPC flow control does the rest). Memory stays bounded
 // by the staging buffers plus one parked message per producer.
+//
+// Payload: a message's samples are read only until it is fully staged, then released
+// (before on_staged), so the receive buffers they live in go back early.
 //
 // Callbacks: on_staged and on_ack each run exactly once per Submit, on the caller's thread
 // or a pipeline/engine thread, never under a pipeline lock, in either order.
@@ -36,6 +40,7 @@
 #include "kernels/engine.h"
 #include "server/histogram_store.h"
 #include "server/options.h"
+#include "server/sample_payload.h"
 #include "server/worker_pool.h"
 
 namespace histd::server {
@@ -57,7 +62,7 @@ class IngestPipeline {
   struct Message {
     std::shared_ptr<HistogramEntry> histogram;
     SampleKind kind = SampleKind::kBinIndex;
-    std::string samples;  // packed little-endian payload
+    SamplePayload samples;  // packed little-endian; released once staged
   };
   using StagedCallback = std::function<void()>;
   // OK: every sample is applied and visible to reads. Otherwise nothing was applied

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_format.h"
 #include "server/log.h"
+#include "server/ingest_request_decoder.h"
 #include "server/proto_convert.h"
 #include "server/status_util.h"
 
@@ -17,7 +18,7 @@ namespace histd::server {
 namespace {
 
 // A stream refused before it starts (limit reached, shutting down).
-class RefusedStream final : public grpc::ServerBidiReactor<v1::IngestRequest, v1::IngestResponse> {
+class RefusedStream final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
  public:
   explicit RefusedStream(grpc::Status status) { Finish(std::move(status)); }
   void OnDone() override { delete this; }
@@ -26,7 +27,7 @@ class RefusedStream final : public grpc::ServerBidiReactor<v1::IngestRequest, v1
 }  // namespace
 
 class IngestStreamReactor final
-    : public grpc::ServerBidiReactor<v1::IngestRequest, v1::IngestResponse> {
+    : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
  public:
   IngestStreamReactor(IngestService* service, ServiceContext* ctx, uint64_t id, std::string peer)
       : service_(*service), ctx_(*ctx), id_(id), peer_(std::move(peer)) {}
@@ -81,8 +82,11 @@ class IngestStreamReactor final
       Perform(actions);
       return;
     }
+    // Decode in place: the samples stay in the slices they arrived in (SamplePayload).
+    absl::StatusOr<DecodedIngestRequest> request = DecodeIngestRequest(request_);
+    request_.Clear();  // the payload holds its own references to the slices
     auto ack = std::make_shared<PendingAck>();
-    ack->response.set_sequence(request_.sequence());
+    if (request.ok()) ack->response.set_sequence(request->sequence);
     bool after_notice;
     {
       absl::MutexLock lock(&mu_);
@@ -94,18 +98,17 @@ class IngestStreamReactor final
       staging_ = !after_notice;
     }
     if (after_notice) {
-      request_.Clear();
       OnAck(ack, absl::UnavailableError("histd is shutting down; message not applied"), 0);
       return;
     }
-    // Take what we need out of request_: the next StartRead may reuse it at once.
-    const std::string name = request_.histogram();
-    const v1::SampleType type = request_.type();
-    std::string samples = std::move(*request_.mutable_samples());
-    request_.Clear();
-
-    absl::StatusOr<std::shared_ptr<HistogramEntry>> entry = ctx_.store->Find(name);
-    absl::StatusOr<SampleKind> kind = SampleKindFromProto(type);
+    if (!request.ok()) {
+      OnAck(ack, request.status(), 0);
+      OnStaged();
+      return;
+    }
+    absl::StatusOr<std::shared_ptr<HistogramEntry>> entry = ctx_.store->Find(request->histogram);
+    absl::StatusOr<SampleKind> kind =
+        SampleKindFromProto(static_cast<v1::SampleType>(request->type));
     if (!entry.ok() || !kind.ok()) {
       if (entry.ok()) (*entry)->RecordRejected(0);
       const absl::Status status = entry.ok() ? kind.status() : entry.status();
@@ -113,7 +116,7 @@ class IngestStreamReactor final
       OnStaged();
       return;
     }
-    IngestPipeline::Message message{*std::move(entry), *kind, std::move(samples)};
+    IngestPipeline::Message message{*std::move(entry), *kind, std::move(request->samples)};
     ctx_.pipeline->Submit(
         std::move(message), [this] { OnStaged(); },
         [this, ack](absl::Status status, uint64_t count) { OnAck(ack, std::move(status), count); });
@@ -153,7 +156,7 @@ class IngestStreamReactor final
   };
   struct Actions {
     bool read = false;
-    const v1::IngestResponse* write = nullptr;
+    const grpc::ByteBuffer* write = nullptr;
     std::optional<grpc::Status> finish;
   };
 
@@ -201,7 +204,13 @@ class IngestStreamReactor final
         if (!ack->response.server_shutting_down()) ++acks_dropped_;  // the notice is no ack
         continue;
       }
-      response_ = std::move(ack->response);
+      bool own_buffer;
+      response_.Clear();
+      if (!grpc::SerializationTraits<v1::IngestResponse>::Serialize(ack->response, &response_,
+                                                                     &own_buffer)
+               .ok()) {
+        continue;  // cannot happen for a well-formed message; the client sees a gap
+      }
       writing_ = true;
       a.write = &response_;
     }
@@ -231,10 +240,10 @@ class IngestStreamReactor final
   ServiceContext& ctx_;
   const uint64_t id_;
   const std::string peer_;
-  v1::IngestRequest request_;  // owned by gRPC between StartRead and OnReadDone
+  grpc::ByteBuffer request_;  // owned by gRPC between StartRead and OnReadDone
 
   absl::Mutex mu_;
-  v1::IngestResponse response_ ABSL_GUARDED_BY(mu_);  // the write in progress
+  grpc::ByteBuffer response_ ABSL_GUARDED_BY(mu_);  // the write in progress
   std::deque<std::shared_ptr<PendingAck>> pending_ ABSL_GUARDED_BY(mu_);  // request order
   bool read_outstanding_ ABSL_GUARDED_BY(mu_) = false;
   bool staging_ ABSL_GUARDED_BY(mu_) = false;  // a message is with the pipeline, not yet staged
@@ -251,7 +260,7 @@ class IngestStreamReactor final
   std::string first_rejection_ ABSL_GUARDED_BY(mu_);
 };
 
-grpc::ServerBidiReactor<v1::IngestRequest, v1::IngestResponse>* IngestService::Ingest(
+grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* IngestService::Ingest(
     grpc::CallbackServerContext* context) {
   IngestStreamReactor* reactor = nullptr;
   {

@@ -1,5 +1,9 @@
 // histd.v1.Ingest: one bidirectional stream per producer (a ServerBidiReactor per stream).
 //
+// A raw method: requests arrive as the bytes gRPC received and are decoded in place
+// (ingest_request_decoder.h), so samples are not copied into a protobuf string first;
+// acknowledgements are serialized IngestResponses. The wire format is unchanged.
+//
 // Per stream: StartRead -> OnReadDone (hand the message to the IngestPipeline) -> the next
 // StartRead only once the pipeline has staged it (backpressure) -> acknowledgements written
 // one at a time, one IngestResponse per request, in request order -> Finish when the client
@@ -25,11 +29,11 @@ namespace histd::server {
 
 class IngestStreamReactor;
 
-class IngestService final : public v1::Ingest::CallbackService {
+class IngestService final : public v1::Ingest::WithRawCallbackMethod_Ingest<v1::Ingest::Service> {
  public:
   explicit IngestService(ServiceContext* ctx) : ctx_(*ctx) {}
 
-  grpc::ServerBidiReactor<v1::IngestRequest, v1::IngestResponse>* Ingest(
+  grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* Ingest(
       grpc::CallbackServerContext* context) override;
 
   void BeginShutdown();

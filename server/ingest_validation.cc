@@ -65,8 +65,9 @@ uint32_t CopyAndReduce(const uint8_t* src, size_t words, uint8_t* dst, Reduce re
   return result;
 }
 
+// first_index: the position of src[0] in its message, for the error message.
 absl::Status CopyBinIndices(const HistogramSpec& spec, const uint8_t* src, size_t count,
-                            uint8_t* dst) {
+                            uint8_t* dst, size_t first_index) {
   const uint64_t bins = spec.shape.bins();
   const uint32_t largest = CopyAndReduce(src, count, dst, LargestWord,
                                          [](uint32_t a, uint32_t b) { return a > b ? a : b; });
@@ -78,14 +79,14 @@ absl::Status CopyBinIndices(const HistogramSpec& spec, const uint8_t* src, size_
       return absl::InvalidArgumentError(absl::StrFormat(
           "sample %d: bin index %d is out of range; histogram '%s' has %d bins (%d x %d), "
           "valid indices 0..%d; nothing of this message was applied",
-          i, v, spec.name, bins, spec.shape.rows, spec.shape.cols, bins - 1));
+          first_index + i, v, spec.name, bins, spec.shape.rows, spec.shape.cols, bins - 1));
     }
   }
   return absl::OkStatus();
 }
 
 absl::Status CopyCoordinates(const HistogramSpec& spec, const uint8_t* src, size_t count,
-                             uint8_t* dst) {
+                             uint8_t* dst, size_t first_index) {
   const uint32_t non_finite = CopyAndReduce(src, 2 * count, dst, AnyNonFinite,
                                             [](uint32_t a, uint32_t b) { return a | b; });
   if (non_finite == 0) return absl::OkStatus();
@@ -97,7 +98,7 @@ absl::Status CopyCoordinates(const HistogramSpec& spec, const uint8_t* src, size
       return absl::InvalidArgumentError(absl::StrFormat(
           "sample %d: coordinate (x=%g, y=%g) of histogram '%s' is not finite; nothing of "
           "this message was applied",
-          i, x, y, spec.name));
+          first_index + i, x, y, spec.name));
     }
   }
   return absl::OkStatus();
@@ -123,9 +124,42 @@ absl::Status CheckIngestMessage(const HistogramSpec& spec, SampleKind kind, size
 }
 
 absl::Status CopyValidatedSamples(const HistogramSpec& spec, SampleKind kind, const uint8_t* src,
-                                  size_t count, uint8_t* dst) {
-  return kind == SampleKind::kBinIndex ? CopyBinIndices(spec, src, count, dst)
-                                       : CopyCoordinates(spec, src, count, dst);
+                                  size_t count, uint8_t* dst, size_t first_index) {
+  return kind == SampleKind::kBinIndex ? CopyBinIndices(spec, src, count, dst, first_index)
+                                       : CopyCoordinates(spec, src, count, dst, first_index);
+}
+
+absl::Status CopyValidatedPayload(const HistogramSpec& spec, SampleKind kind,
+                                  const SamplePayload& payload, size_t first, size_t count,
+                                  uint8_t* dst) {
+  const size_t element = SampleBytes(kind);
+  uint8_t straddler[8];  // a sample split between two spans, gathered
+  size_t gathered = 0;
+  size_t index = first;  // of the next sample to check
+  absl::Status status;
+  auto out = [&](size_t i) { return dst == nullptr ? nullptr : dst + (i - first) * element; };
+  payload.ForEachSpan(first * element, count * element, [&](const uint8_t* data, size_t n) {
+    if (gathered > 0) {
+      const size_t take = std::min(element - gathered, n);
+      std::memcpy(straddler + gathered, data, take);
+      gathered += take;
+      data += take;
+      n -= take;
+      if (gathered < element) return true;
+      status = CopyValidatedSamples(spec, kind, straddler, 1, out(index), index);
+      if (!status.ok()) return false;
+      index += 1;
+      gathered = 0;
+    }
+    const size_t whole = n / element;
+    status = CopyValidatedSamples(spec, kind, data, whole, out(index), index);
+    if (!status.ok()) return false;
+    index += whole;
+    gathered = n - whole * element;
+    std::memcpy(straddler, data + whole * element, gathered);
+    return true;
+  });
+  return status;
 }
 
 }  // namespace histd::server

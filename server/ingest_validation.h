@@ -15,6 +15,7 @@
 #include "absl/status/status.h"
 #include "kernels/histogram_types.h"
 #include "server/histogram_store.h"
+#include "server/sample_payload.h"
 
 namespace histd::server {
 
@@ -22,9 +23,16 @@ namespace histd::server {
 absl::Status CheckIngestMessage(const HistogramSpec& spec, SampleKind kind, size_t payload_bytes);
 
 // Checks `count` samples at src; when dst is not null, copies them there in the same pass
-// (dst may hold partial garbage when the result is not OK). Positions in error messages are
-// counted from src.
+// (dst may hold partial garbage when the result is not OK). Error messages give a sample's
+// position as first_index + its index from src.
 absl::Status CopyValidatedSamples(const HistogramSpec& spec, SampleKind kind, const uint8_t* src,
-                                  size_t count, uint8_t* dst);
+                                  size_t count, uint8_t* dst, size_t first_index = 0);
+
+// The same for the samples [first, first + count) of a payload split anywhere (samples may
+// straddle its spans); dst receives sample `first` at dst[0]. Positions in error messages
+// are counted from the payload's start. Requires (first + count) * element <= size().
+absl::Status CopyValidatedPayload(const HistogramSpec& spec, SampleKind kind,
+                                  const SamplePayload& payload, size_t first, size_t count,
+                                  uint8_t* dst);
 
 }  // namespace histd::server

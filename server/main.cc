@@ -48,6 +48,8 @@ ABSL_FLAG(uint64_t, staging_buffer_bytes, kDefaults.pipeline.staging_buffer_byte
           "bytes per staging buffer");
 ABSL_FLAG(absl::Duration, flush_deadline, kDefaults.pipeline.flush_deadline,
           "longest a staged message waits for its buffer to fill, e.g. 1ms");
+ABSL_FLAG(bool, flush_when_idle, kDefaults.pipeline.flush_when_idle,
+          "apply a partly filled staging buffer at once when no batch is in flight");
 ABSL_FLAG(int, malloc_arena_max, 2,
           "glibc heap arenas for the whole process (0: glibc's default of 8 per core); few "
           "arenas keep megabyte messages on warm, reused pages (server/malloc_tuning.h)");
@@ -139,6 +141,7 @@ int main(int argc, char** argv) {
   options.pipeline.staging_buffers = absl::GetFlag(FLAGS_staging_buffers);
   options.pipeline.staging_buffer_bytes = absl::GetFlag(FLAGS_staging_buffer_bytes);
   options.pipeline.flush_deadline = absl::GetFlag(FLAGS_flush_deadline);
+  options.pipeline.flush_when_idle = absl::GetFlag(FLAGS_flush_when_idle);
   options.pipeline.stager_threads = absl::GetFlag(FLAGS_stager_threads);
   options.query.chunk_bytes = absl::GetFlag(FLAGS_query_chunk_bytes);
   options.rpc_workers = absl::GetFlag(FLAGS_rpc_workers);
@@ -147,14 +150,17 @@ int main(int argc, char** argv) {
   histd::server::LogInfo(
       "histd starting: address=%s engine=%s cpu_threads=%d cuda_device=%d max_histograms=%d "
       "max_bins_per_histogram=%d max_message_bytes=%d max_concurrent_streams=%d "
-      "staging_buffers=%d staging_buffer_bytes=%d flush_deadline=%s stager_threads=%d "
+      "staging_buffers=%d staging_buffer_bytes=%d flush_deadline=%s flush_when_idle=%s "
+      "stager_threads=%d "
       "query_chunk_bytes=%d rpc_workers=%d shutdown_grace=%s",
       options.address, absl::GetFlag(FLAGS_engine), options.engine.cpu_threads,
       options.engine.cuda_device, options.limits.max_histograms,
       options.limits.max_bins_per_histogram, options.limits.max_message_bytes,
       options.limits.max_concurrent_streams, options.pipeline.staging_buffers,
       options.pipeline.staging_buffer_bytes, absl::FormatDuration(options.pipeline.flush_deadline),
-      options.pipeline.stager_threads, options.query.chunk_bytes, options.rpc_workers, absl::FormatDuration(options.shutdown_grace));
+      options.pipeline.flush_when_idle ? "true" : "false", options.pipeline.stager_threads,
+      options.query.chunk_bytes, options.rpc_workers,
+      absl::FormatDuration(options.shutdown_grace));
 
   // The handler only writes a byte to this pipe; a thread does the shutdown work.
   if (pipe(g_signal_pipe) != 0) {

@@ -40,6 +40,10 @@ struct Options {
     size_t staging_buffer_bytes = size_t{16} << 20;
     // A partly filled staging buffer is applied at the latest this long after its first message.
     absl::Duration flush_deadline = absl::Milliseconds(1);
+    // Apply a partly filled buffer at once when no batch is in flight: an idle device gets
+    // work without waiting out the deadline (latency below saturation); under load batches
+    // still grow until the deadline or a full buffer.
+    bool flush_when_idle = true;
     // Threads that copy and validate messages of at least stage_inline_below_bytes into the
     // staging buffers, and resume parked ones, so that gRPC's callback threads only hand
     // messages over. 0: every message is staged on the thread that received it.

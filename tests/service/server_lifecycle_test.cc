@@ -132,6 +132,7 @@ TEST_P(ServerLifecycleTest, GracefulShutdownAppliesAndAcknowledgesEverythingRece
   // shutdown drains them.
   Options o = DefaultOptions();
   o.pipeline.flush_deadline = absl::Hours(1);
+  o.pipeline.flush_when_idle = false;
   StartServer(o);
   ASSERT_TRUE(Create("drain", 10, 10).ok());
   grpc::ClientContext ctx;

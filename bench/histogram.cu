@@ -9,6 +9,10 @@
 //   single    every sample on bin (37, 5001)
 //   service   1024 batches of 2^16 clustered samples, each for one of 1000 resident
 //             histograms, in one launch
+//   message   one launch of one 1 MiB ingest message (2^18 samples, one histogram),
+//             clustered and uniform: the daemon's batch when producers are few or idle
+// Arguments name the workloads to run (roulo offcentre uniform single service message);
+// none runs them all.
 // Floor: the device copy bandwidth measured here (read + write), over 4 MiB read + 2 MiB
 // written per histogram (service: 4 bytes read per sample). Bins are reset (untimed)
 // before every repetition; the median of the repetitions is reported.
@@ -215,7 +219,7 @@ void RunWorkload(Setup& s, double copy_gbs) {
                                                  int(kBins) + 1, 0, int(kBins), int(s.items[0].count)));
   void* temp = nullptr;
   BENCH_CUDA(cudaMalloc(&temp, temp_bytes));
-  const int cub_items = 2;
+  const int cub_items = std::min<int>(2, int(s.items.size()));
   const double cub_ms = TimeWithReset([] {}, [&] {
     for (int i = 0; i < cub_items; ++i)
       BENCH_CUDA(cub::DeviceHistogram::HistogramEven(temp, temp_bytes, (const int*)(s.d_samples + s.items[i].offset),
@@ -284,6 +288,17 @@ void RunWorkload(Setup& s, double copy_gbs) {
   hc::HistogramAccumulateOptions small_tiles;
   small_tiles.tile_samples = 1u << 17;
   prods.push_back({"default with 2^17-sample tiles", small_tiles});
+  hc::HistogramAccumulateOptions fixed_tiles;
+  fixed_tiles.tile_samples =
+      histd::cuda::histogram::kHotWindowConfigs[histd::cuda::histogram::kDefaultHotWindowConfig].tile_samples;
+  prods.push_back({"default with its fixed tile (not shrunk for small launches)", fixed_tiles});
+  if (s.items.size() == 1) {  // small launches: what each tile size gives
+    for (int log2 = 12; log2 <= 17; ++log2) {
+      hc::HistogramAccumulateOptions t;
+      t.tile_samples = 1u << log2;
+      prods.push_back({hb::Fmt("default with 2^%d-sample tiles", log2), t});
+    }
+  }
   hc::HistogramAccumulateOptions g;
   g.strategy = hc::HistogramStrategy::kGlobalOnly;
   prods.push_back({"exact global CAS only (no window)", g});
@@ -411,33 +426,37 @@ Setup PerHistogramSetup(const std::string& name, int kind, wl::ClusterSpec spec)
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  const std::vector<std::string> only(argv + 1, argv + argc);
+  auto wanted = [&](const char* name) {
+    return only.empty() || std::find(only.begin(), only.end(), name) != only.end();
+  };
   BENCH_CUDA(cudaFree(nullptr));
   const double copy_gbs = hb::CopyBandwidthGBs();
   std::printf("# Histogram kernels (issue 3)\n\n%s; device copy %.0f GB/s (read + write)\n",
               hb::DeviceLine().c_str(), copy_gbs);
-  L2Ceilings();
+  if (only.empty()) L2Ceilings();
   const wl::ClusterSpec centre = wl::RouloCluster(kRows, kCols);
-  {
+  if (wanted("roulo")) {
     Setup s = PerHistogramSetup("Roulo: 256x8192, 2^20 clustered samples/histogram, 64 histograms", 0, centre);
     RunWorkload(s, copy_gbs);
   }
-  {
+  if (wanted("offcentre")) {
     wl::ClusterSpec off = centre;
     off.centre_row = 40;
     off.centre_col = 1500;
     Setup s = PerHistogramSetup("Roulo off-centre eye (row 40, col 1500)", 0, off);
     RunWorkload(s, copy_gbs);
   }
-  {
+  if (wanted("uniform")) {
     Setup s = PerHistogramSetup("Uniform over all 2M bins", 1, centre);
     RunWorkload(s, copy_gbs);
   }
-  {
+  if (wanted("single")) {
     Setup s = PerHistogramSetup("Single bin (37, 5001)", 2, centre);
     RunWorkload(s, copy_gbs);
   }
-  {
+  if (wanted("service")) {
     Setup s;
     s.name = "Service: 1024 batches of 2^16 clustered samples over 1000 resident histograms, one launch";
     s.hists = kServiceHists;
@@ -449,6 +468,17 @@ int main() {
       s.items.push_back({h, 0, kBatch, spec, 5000u + b, 0});
     }
     RunWorkload(s, copy_gbs);
+  }
+  if (wanted("message")) {
+    for (int kind : {0, 1}) {
+      Setup s;
+      s.name = kind == 0 ? "Message: one launch of one 1 MiB message, 2^18 clustered samples"
+                         : "Message: one launch of one 1 MiB message, 2^18 uniform samples";
+      s.hists = 8;  // the reference check reads 8 histograms; the message goes to the first
+      s.service = true;
+      s.items.push_back({0, 0, 1u << 18, centre, 9000u + kind, kind});
+      RunWorkload(s, copy_gbs);
+    }
   }
   return 0;
 }

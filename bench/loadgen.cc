@@ -39,6 +39,9 @@ ABSL_FLAG(int, cpu_threads, 0, "in-process CPU engine threads (0: every hardware
 ABSL_FLAG(int, staging_buffers, 0, "in-process histd staging buffers (0: server default)");
 ABSL_FLAG(int, staging_buffer_mib, 0, "in-process histd staging buffer MiB (0: default)");
 ABSL_FLAG(int, flush_deadline_us, -1, "in-process histd flush deadline in us (-1: default)");
+ABSL_FLAG(int, eager_flush_depth, -1,
+          "in-process histd applies a partly filled staging buffer at once while fewer than "
+          "this many batches are in flight (0: only a full buffer or the deadline; -1: default)");
 ABSL_FLAG(int, stager_threads, -1, "in-process histd stager threads (-1: server default)");
 ABSL_FLAG(int, malloc_arena_max, 2,
           "glibc heap arenas for this process (histd's default; 0: glibc's); the in-process "
@@ -76,6 +79,15 @@ double MaxRssMiB() {
   return usage.ru_maxrss / 1024.0;  // KiB on Linux
 }
 
+// CPU seconds (user + system) this process has used so far: producers, and histd or the
+// sink, all in this process.
+double ProcessCpuSeconds() {
+  struct rusage usage;
+  getrusage(RUSAGE_SELF, &usage);
+  return usage.ru_utime.tv_sec + usage.ru_stime.tv_sec +
+         1e-6 * (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
+}
+
 double CurrentRssMiB() {
   long pages_total = 0, pages_resident = 0;
   FILE* f = std::fopen("/proc/self/statm", "r");
@@ -104,6 +116,7 @@ struct Row {
   bool has_stats = false;
   histd::v1::ServerStats before, after;
   double rss_before = 0, rss_after = 0;
+  double cpu_before = 0, cpu_after = 0;  // ProcessCpuSeconds at the window's edges
 };
 
 std::string StatsLine(const Row& row) {
@@ -124,6 +137,46 @@ std::string StatsLine(const Row& row) {
       b.copy_seconds() - a.copy_seconds(), kernel, b.apply_seconds() - a.apply_seconds(), wall,
       wall > 0 ? 100 * kernel / wall : 0.0, b.staging_buffers_in_flight(), b.staging_buffers(),
       b.queued_messages(), row.rss_before, row.rss_after);
+}
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// With --repeat: per configuration and target, the median over the repetitions. Each
+// repetition runs its histd and sink windows back to back, so the median of the per-pair
+// ratios is robust to a host whose speed drifts between minutes.
+void PrintMedians(const std::vector<Row>& rows) {
+  std::vector<std::pair<std::string, std::string>> keys;
+  for (const Row& row : rows) {
+    const auto key = std::make_pair(row.config, row.target);
+    if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
+  }
+  std::printf("\nmedians over the repetitions:\n\n| config | target | runs | samples/s | ack p50 / "
+              "p99 (ms) | query p99 (ms) | ratio to sink (per pair) | CPU s per GB |\n");
+  std::printf("|---|---|---:|---:|---:|---:|---:|---:|\n");
+  for (const auto& [config, target] : keys) {
+    std::vector<double> rate, p50, p99, query, ratio, cpu_per_gb;
+    for (const Row& row : rows) {
+      if (row.config != config || row.target != target) continue;
+      const LoadResult& r = row.result;
+      rate.push_back(r.samples_per_s());
+      p50.push_back(r.ack_latency.QuantileMs(0.5));
+      p99.push_back(r.ack_latency.QuantileMs(0.99));
+      if (r.query_latency.count() > 0) query.push_back(r.query_latency.QuantileMs(0.99));
+      if (row.sink_samples_per_s > 0) ratio.push_back(r.samples_per_s() / row.sink_samples_per_s);
+      const double gb = r.gb_per_s() * r.seconds;
+      if (gb > 0) cpu_per_gb.push_back((row.cpu_after - row.cpu_before) / gb);
+    }
+    std::printf("| %s | %s | %zu | %.1f M | %.2f / %.2f | %s | %s | %.2f |\n", config.c_str(),
+                target.c_str(), rate.size(), Median(rate) / 1e6, Median(p50), Median(p99),
+                query.empty() ? "-" : absl::StrFormat("%.2f", Median(query)).c_str(),
+                ratio.empty() ? "-" : absl::StrFormat("%.2f", Median(ratio)).c_str(),
+                Median(cpu_per_gb));
+  }
 }
 
 std::string Hostname() {
@@ -169,6 +222,9 @@ int Main() {
     }
     if (absl::GetFlag(FLAGS_flush_deadline_us) >= 0) {
       o.pipeline.flush_deadline = absl::Microseconds(absl::GetFlag(FLAGS_flush_deadline_us));
+    }
+    if (absl::GetFlag(FLAGS_eager_flush_depth) >= 0) {
+      o.pipeline.eager_flush_depth = absl::GetFlag(FLAGS_eager_flush_depth);
     }
     absl::StatusOr<std::unique_ptr<server::HistdServer>> s = server::HistdServer::Start(o);
     if (!s.ok()) {
@@ -241,19 +297,21 @@ int Main() {
   std::vector<Row> rows;
   std::vector<std::string> errors;
   auto run = [&](Row row, LoadSpec spec, bool histd) -> absl::StatusOr<Row> {
-    if (histd) {
-      spec.on_window_start = [&] {
-        row.rss_before = CurrentRssMiB();
-        if (auto s = admin.GetServerStats(); s.ok()) row.before = *s;
-      };
-      spec.on_window_end = [&] {
-        row.rss_after = CurrentRssMiB();
-        if (auto s = admin.GetServerStats(); s.ok()) {
-          row.after = *s;
-          row.has_stats = true;
-        }
-      };
-    }
+    spec.on_window_start = [&] {
+      row.cpu_before = ProcessCpuSeconds();
+      if (!histd) return;
+      row.rss_before = CurrentRssMiB();
+      if (auto s = admin.GetServerStats(); s.ok()) row.before = *s;
+    };
+    spec.on_window_end = [&] {
+      row.cpu_after = ProcessCpuSeconds();
+      if (!histd) return;
+      row.rss_after = CurrentRssMiB();
+      if (auto s = admin.GetServerStats(); s.ok()) {
+        row.after = *s;
+        row.has_stats = true;
+      }
+    };
     absl::StatusOr<LoadResult> r = RunLoad(spec);
     if (!r.ok()) return r.status();
     row.result = *std::move(r);
@@ -303,6 +361,16 @@ int Main() {
       absl::StatusOr<Row> p = run(paced_row, paced, true);
       if (!p.ok()) return 2;
       rows.push_back(*p);
+      if (sink != nullptr) {  // the same paced load on the sink: gRPC's own latency floor
+        LoadSpec paced_sink = paced;
+        paced_sink.target = sink->address();
+        paced_sink.query_histograms.clear();
+        Row paced_sink_row = config_row;
+        paced_sink_row.target = absl::StrFormat("bare sink @ %.0f%% load", 100 * fraction);
+        absl::StatusOr<Row> ps = run(paced_sink_row, paced_sink, false);
+        if (!ps.ok()) return 2;
+        rows.push_back(*ps);
+      }
     }
     const double ceiling = sink != nullptr ? rows[first + 1].result.samples_per_s() : 0;
     for (size_t i = first; i < rows.size(); ++i) rows[i].sink_samples_per_s = ceiling;
@@ -311,9 +379,15 @@ int Main() {
   // Report.
   std::printf("## histd load generator\n\n");
   std::printf("%s\n\n", machine.c_str());
-  std::printf("histd: %s at %s, engine %s, histograms on %s\n",
+  const int eager_depth = absl::GetFlag(FLAGS_eager_flush_depth) >= 0
+                              ? absl::GetFlag(FLAGS_eager_flush_depth)
+                              : server::Options{}.pipeline.eager_flush_depth;
+  const std::string pipeline_note =
+      in_process ? absl::StrFormat("; eager flush below %d batches in flight", eager_depth)
+                 : std::string();
+  std::printf("histd: %s at %s, engine %s, histograms on %s%s\n",
               in_process ? "in-process" : "daemon", target.c_str(), engine_name.c_str(),
-              device.c_str());
+              device.c_str(), pipeline_note.c_str());
   std::printf("workload: %zu histograms of %u x %u (cap %u), uniform random bin indices, "
               "%g s warm-up + %g s measured per row, at most %d messages in flight per producer, "
               "%s\n\n",
@@ -325,20 +399,25 @@ int Main() {
                                     query_interval_ms).c_str()
                   : "no queries");
   std::printf("| config (producers x message) | target | samples/s | GB/s | ack latency p50 / p99 "
-              "(ms) | query latency p50 / p99 (ms) | ratio to sink |\n");
-  std::printf("|---|---|---:|---:|---:|---:|---:|\n");
+              "(ms) | query latency p50 / p99 (ms) | ratio to sink | CPU cores | CPU s per GB |\n");
+  std::printf("|---|---|---:|---:|---:|---:|---:|---:|---:|\n");
   for (const Row& row : rows) {
     const LoadResult& r = row.result;
-    std::printf("| %s | %s | %.1f M | %.3f | %s | %s | %s |\n", row.config.c_str(),
+    const double cpu = row.cpu_after - row.cpu_before;
+    const double gb = r.gb_per_s() * r.seconds;
+    std::printf("| %s | %s | %.1f M | %.3f | %s | %s | %s | %.1f | %.2f |\n", row.config.c_str(),
                 row.target.c_str(), r.samples_per_s() / 1e6, r.gb_per_s(),
                 Ms(r.ack_latency).c_str(), Ms(r.query_latency).c_str(),
                 row.sink_samples_per_s > 0
                     ? absl::StrFormat("%.2f", r.samples_per_s() / row.sink_samples_per_s).c_str()
-                    : "-");
+                    : "-",
+                r.seconds > 0 ? cpu / r.seconds : 0.0, gb > 0 ? cpu / gb : 0.0);
   }
+  if (absl::GetFlag(FLAGS_repeat) > 1) PrintMedians(rows);
   std::printf("\nack latency: from just before a message's Write to the Read of its ack. Flat out "
               "it is mostly queueing (messages in flight / rate); the paced rows (--load_fraction) "
-              "give the latency below saturation.\n");
+              "give the latency below saturation. CPU: user + system seconds of this whole process over "
+              "the window (producers and histd or the sink), per wall second and per GB delivered.\n");
   std::printf("\nserver statistics over each histd window (busy = kernel s / wall s: the GPU's "
               "busy fraction on the CUDA engine, summed over devices; the CPU engine counts its "
               "apply time as kernel time):\n");

@@ -276,9 +276,9 @@ void IngestPipeline::FlusherLoop() {
           break;
         }
         const bool has_data = current_ != nullptr && current_->used > 0;
-        const bool device_idle = options_.flush_when_idle && in_flight_ == 0;
+        const bool eager = in_flight_ < options_.eager_flush_depth;
         if (has_data &&
-            (stopping_ || draining_ || device_idle || absl::Now() >= current_->deadline)) {
+            (stopping_ || draining_ || eager || absl::Now() >= current_->deadline)) {
           SealLocked(current_);
           continue;
         }

@@ -5,7 +5,7 @@
 //                       thread for large messages, on the caller's thread for small ones)
 //   flusher thread  --> one Engine::Apply per buffer (one IngestItem per message part),
 //                       when the buffer fills, flush_deadline after its first message, or
-//                       at once when no batch is in flight (flush_when_idle)
+//                       at once while fewer than eager_flush_depth batches are in flight
 //   Apply's done    --> counters, then each message's ack callback; the buffer is free again
 // A message larger than one staging buffer is validated whole first, then split across
 // buffers, and acknowledged when every part is applied. A message that fits is never split.

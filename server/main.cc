@@ -48,8 +48,9 @@ ABSL_FLAG(uint64_t, staging_buffer_bytes, kDefaults.pipeline.staging_buffer_byte
           "bytes per staging buffer");
 ABSL_FLAG(absl::Duration, flush_deadline, kDefaults.pipeline.flush_deadline,
           "longest a staged message waits for its buffer to fill, e.g. 1ms");
-ABSL_FLAG(bool, flush_when_idle, kDefaults.pipeline.flush_when_idle,
-          "apply a partly filled staging buffer at once when no batch is in flight");
+ABSL_FLAG(int, eager_flush_depth, kDefaults.pipeline.eager_flush_depth,
+          "apply a partly filled staging buffer at once while fewer than this many batches "
+          "are in flight (0: only a full buffer or the flush deadline flushes)");
 ABSL_FLAG(int, malloc_arena_max, 2,
           "glibc heap arenas for the whole process (0: glibc's default of 8 per core); few "
           "arenas keep megabyte messages on warm, reused pages (server/malloc_tuning.h)");
@@ -141,7 +142,7 @@ int main(int argc, char** argv) {
   options.pipeline.staging_buffers = absl::GetFlag(FLAGS_staging_buffers);
   options.pipeline.staging_buffer_bytes = absl::GetFlag(FLAGS_staging_buffer_bytes);
   options.pipeline.flush_deadline = absl::GetFlag(FLAGS_flush_deadline);
-  options.pipeline.flush_when_idle = absl::GetFlag(FLAGS_flush_when_idle);
+  options.pipeline.eager_flush_depth = absl::GetFlag(FLAGS_eager_flush_depth);
   options.pipeline.stager_threads = absl::GetFlag(FLAGS_stager_threads);
   options.query.chunk_bytes = absl::GetFlag(FLAGS_query_chunk_bytes);
   options.rpc_workers = absl::GetFlag(FLAGS_rpc_workers);
@@ -150,7 +151,7 @@ int main(int argc, char** argv) {
   histd::server::LogInfo(
       "histd starting: address=%s engine=%s cpu_threads=%d cuda_device=%d max_histograms=%d "
       "max_bins_per_histogram=%d max_message_bytes=%d max_concurrent_streams=%d "
-      "staging_buffers=%d staging_buffer_bytes=%d flush_deadline=%s flush_when_idle=%s "
+      "staging_buffers=%d staging_buffer_bytes=%d flush_deadline=%s eager_flush_depth=%d "
       "stager_threads=%d "
       "query_chunk_bytes=%d rpc_workers=%d shutdown_grace=%s",
       options.address, absl::GetFlag(FLAGS_engine), options.engine.cpu_threads,
@@ -158,7 +159,7 @@ int main(int argc, char** argv) {
       options.limits.max_bins_per_histogram, options.limits.max_message_bytes,
       options.limits.max_concurrent_streams, options.pipeline.staging_buffers,
       options.pipeline.staging_buffer_bytes, absl::FormatDuration(options.pipeline.flush_deadline),
-      options.pipeline.flush_when_idle ? "true" : "false", options.pipeline.stager_threads,
+      options.pipeline.eager_flush_depth, options.pipeline.stager_threads,
       options.query.chunk_bytes, options.rpc_workers,
       absl::FormatDuration(options.shutdown_grace));
 

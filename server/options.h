@@ -40,10 +40,11 @@ struct Options {
     size_t staging_buffer_bytes = size_t{16} << 20;
     // A partly filled staging buffer is applied at the latest this long after its first message.
     absl::Duration flush_deadline = absl::Milliseconds(1);
-    // Apply a partly filled buffer at once when no batch is in flight: an idle device gets
-    // work without waiting out the deadline (latency below saturation); under load batches
-    // still grow until the deadline or a full buffer.
-    bool flush_when_idle = true;
+    // A partly filled buffer is applied at once while fewer than this many batches are in
+    // flight: a device with a free stream gets work without waiting out the deadline
+    // (latency below saturation); once that many are in flight, batches grow until one
+    // completes, the deadline passes or the buffer fills. 0: only the last two flush.
+    int eager_flush_depth = 2;
     // Threads that copy and validate messages of at least stage_inline_below_bytes into the
     // staging buffers, and resume parked ones, so that gRPC's callback threads only hand
     // messages over. 0: every message is staged on the thread that received it.

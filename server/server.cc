@@ -41,6 +41,9 @@ absl::Status CheckOptions(const Options& o) {
   if (o.pipeline.flush_deadline < absl::ZeroDuration()) {
     return absl::InvalidArgumentError("flush_deadline must be >= 0");
   }
+  if (o.pipeline.eager_flush_depth < 0) {
+    return absl::InvalidArgumentError("eager_flush_depth must be >= 0");
+  }
   if (o.query.chunk_bytes < 1) return absl::InvalidArgumentError("query chunk_bytes must be >= 1");
   if (o.rpc_workers < 1) return absl::InvalidArgumentError("rpc_workers must be >= 1");
   return absl::OkStatus();

@@ -85,6 +85,61 @@ TEST_P(ServerLifecycleTest, BadOptionsAreRefused) {
   o = DefaultOptions();
   o.limits.max_message_bytes = 10;
   EXPECT_EQ(HistdServer::Start(o).status().code(), absl::StatusCode::kInvalidArgument);
+  o = DefaultOptions();
+  o.pipeline.eager_flush_depth = -1;
+  EXPECT_EQ(HistdServer::Start(o).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// The ingest stream decodes requests itself (ingest_request_decoder.h): bytes that are no
+// IngestRequest get their own INVALID_ARGUMENT acknowledgement, and the stream goes on.
+TEST_P(ServerLifecycleTest, MalformedIngestBytesAreRejectedAndTheStreamGoesOn) {
+  ASSERT_TRUE(Create("raw", 4, 4).ok());
+  grpc::GenericStub stub(channel_);
+  grpc::CompletionQueue cq;
+  grpc::ClientContext ctx;
+  ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+  auto call = stub.PrepareCall(&ctx, "/histd.v1.Ingest/Ingest", &cq);
+  void* tag;
+  bool ok;
+  call->StartCall(reinterpret_cast<void*>(1));
+  ASSERT_TRUE(cq.Next(&tag, &ok) && ok);
+  std::string truncated = IndexMessage(2, "raw", {1, 2, 3}).SerializeAsString();
+  truncated.resize(truncated.size() - 1);  // the samples field claims one byte more
+  const std::string messages[] = {IndexMessage(1, "raw", {0, 5, 5}).SerializeAsString(),
+                                  truncated, std::string("\x0b", 1),  // a group: unsupported
+                                  IndexMessage(4, "raw", {15}).SerializeAsString()};
+  for (const std::string& m : messages) {
+    call->Write(Buffer(m), reinterpret_cast<void*>(2));
+    ASSERT_TRUE(cq.Next(&tag, &ok) && ok);
+  }
+  std::vector<v1::IngestResponse> acks;
+  for (size_t i = 0; i < std::size(messages); ++i) {
+    grpc::ByteBuffer reply;
+    call->Read(&reply, reinterpret_cast<void*>(3));
+    ASSERT_TRUE(cq.Next(&tag, &ok) && ok);
+    v1::IngestResponse ack;
+    ASSERT_TRUE(ack.ParseFromString(Flatten(reply)));
+    acks.push_back(ack);
+  }
+  EXPECT_EQ(acks[0].code(), 0);
+  EXPECT_EQ(acks[0].sequence(), 1u);
+  for (int i : {1, 2}) {
+    EXPECT_EQ(acks[i].code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_NE(acks[i].message().find("malformed histd.v1.IngestRequest"), std::string::npos)
+        << acks[i].message();
+  }
+  EXPECT_EQ(acks[3].code(), 0);
+  EXPECT_EQ(acks[3].sequence(), 4u);
+  call->WritesDone(reinterpret_cast<void*>(4));
+  ASSERT_TRUE(cq.Next(&tag, &ok));
+  grpc::Status status;
+  call->Finish(&status, reinterpret_cast<void*>(5));
+  ASSERT_TRUE(cq.Next(&tag, &ok));
+  EXPECT_TRUE(status.ok()) << status.error_message();
+  cq.Shutdown();
+  while (cq.Next(&tag, &ok)) {
+  }
+  EXPECT_EQ(Info("raw").total_count(), 4u);  // messages 1 and 4 only
 }
 
 TEST_P(ServerLifecycleTest, HealthReportsServing) {
@@ -132,7 +187,7 @@ TEST_P(ServerLifecycleTest, GracefulShutdownAppliesAndAcknowledgesEverythingRece
   // shutdown drains them.
   Options o = DefaultOptions();
   o.pipeline.flush_deadline = absl::Hours(1);
-  o.pipeline.flush_when_idle = false;
+  o.pipeline.eager_flush_depth = 0;
   StartServer(o);
   ASSERT_TRUE(Create("drain", 10, 10).ok());
   grpc::ClientContext ctx;

@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "kernels/cuda/common/cuda_status.h"
 #include "kernels/cuda/common/dependent_launch.cuh"
+#include "kernels/cuda/common/device_sms.h"
 #include "kernels/cuda/common/resident_blocks.cuh"
 #include "kernels/cuda/histogram/agent_hot_window.cuh"
 #include "kernels/cuda/histogram/cluster_resident.h"
@@ -183,6 +184,18 @@ absl::Status LaunchConfig(int config, HotWindowParams p, uint64_t tile_bound, in
   }
 }
 
+// The config's tile, halved (down to kMinAdaptiveTileSamples) while the launch would not
+// give every resident block one tile: a launch of one 1 MiB ingest message is 2^18 samples,
+// a single default tile, i.e. one block on one SM while the others idle. Large launches
+// (the benchmarks' workloads, busy ingest) keep the config's tile.
+uint32_t AdaptiveTileSamples(const HotWindowConfig& c, uint64_t total_samples) {
+  const uint64_t blocks =
+      uint64_t(CurrentDeviceSmCountOr(0)) * uint64_t(c.blocks_per_sm) / uint64_t(c.cluster);
+  uint32_t tile = c.tile_samples;
+  while (tile / 2 >= kMinAdaptiveTileSamples && total_samples < blocks * tile) tile /= 2;
+  return tile;
+}
+
 // The hot-window launch's choices and its workspace: the tile plan, then (configs with
 // defer_misses) the deferral area of deferred_layout.h.
 struct HotWindowPlan {
@@ -197,7 +210,8 @@ struct HotWindowPlan {
     HotWindowPlan plan;
     plan.config = o.config < 0 ? kDefaultHotWindowConfig : o.config;
     const HotWindowConfig& c = kHotWindowConfigs[plan.config];
-    plan.tile_samples = o.tile_samples ? o.tile_samples : c.tile_samples;
+    plan.tile_samples =
+        o.tile_samples ? o.tile_samples : AdaptiveTileSamples(c, args.total_samples);
     plan.defers = c.defer_misses;
     const size_t tile_plan = DeferredLayout::Align(sizeof(uint32_t) * (size_t(args.work_count) + 1));
     plan.bytes = tile_plan;

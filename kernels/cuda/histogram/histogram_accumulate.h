@@ -67,7 +67,8 @@ struct HistogramAccumulateOptions {
   HistogramStrategy strategy = HistogramStrategy::kAuto;
   int config = -1;               // index into kHotWindowConfigs (histogram_tuning.h), or into
                                  // kClusterResidentConfigs with kClusterResident; -1 = default
-  uint32_t tile_samples = 0;     // samples per block tile; 0 = the config's default
+  uint32_t tile_samples = 0;     // samples per block tile; 0 = the config's default, halved
+                                 // for launches too small to fill the device
   uint32_t max_window_bins = 0;  // clamp the hot window (tests force misses); 0 = capacity
   int miss_guess = -1;           // misses: 0 load + CAS, 1 CAS guessing 0 first; -1 = default
   uint32_t bench_probe = 0;      // benchmark phase probes (tile_view.cuh); results WRONG

@@ -54,6 +54,11 @@ inline constexpr HotWindowConfig kHotWindowConfigs[] = {
 inline constexpr int kHotWindowConfigCount =
     static_cast<int>(sizeof(kHotWindowConfigs) / sizeof(kHotWindowConfigs[0]));
 inline constexpr int kDefaultHotWindowConfig = 5;
+// Smallest tile the default choice shrinks to when a launch is too small to give every
+// resident block one tile (AdaptiveTileSamples in histogram_accumulate.cu). Each tile pays a
+// window choice, a clear and a merge of its window (a few us), so tiles stay well above
+// that cost in samples.
+inline constexpr uint32_t kMinAdaptiveTileSamples = 1u << 12;
 // ---- deferred misses (configs with defer_misses; deferred_misses.cuh) -------------------
 // A warp whose miss queue fills sorts it by bin range (kDeferRangeBins bins each) into a
 // record in the workspace instead of applying it; a second kernel folds each (work item,

@@ -1,6 +1,7 @@
 // Host side of the FP32 matmul: validation, path / tile / split-k choice, workspace sizing,
 // launches with their checks. Contract: matmul.h. Kernels: kernel_matmul.cuh (shells),
 // block_gemm.cuh (SIMT tile), skinny_gemm.cuh (small m / small n). Tunings: tuning_matmul.h.
+#include "kernels/cuda/common/device_sms.h"
 #include "kernels/cuda/matmul/matmul.h"
 
 #include <algorithm>
@@ -22,16 +23,6 @@ using matmul_detail::GemmParams;
 constexpr int64_t kMaxDim = int64_t{1} << 40;
 
 int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-int SmCount() {
-  int device = 0, sms = 0;
-  if (cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
-    cudaGetLastError();
-    return 132;
-  }
-  return sms;
-}
 
 bool Aligned16(const void* p, int64_t ld) {
   return reinterpret_cast<uintptr_t>(p) % 16 == 0 && ld % 4 == 0;
@@ -111,7 +102,7 @@ int BestSplitFor(MatmulPath path, const MatmulArgs& a, int sms, double* time) {
 }
 
 MatmulChoice ChooseSimt(const MatmulArgs& a) {
-  const int sms = SmCount();
+  const int sms = CurrentDeviceSmCountOr();
   MatmulChoice best{mt::kPreferredLargeTile, 1};
   double best_time = 1e300;
   for (const MatmulPath p : {mt::kPreferredLargeTile, MatmulPath::kSimt128x64, MatmulPath::kSimt64x128,
@@ -128,7 +119,7 @@ MatmulChoice ChooseSimt(const MatmulArgs& a) {
 
 int SmallMSplits(const MatmulArgs& a) {
   const int64_t base = CeilDiv(a.n, mt::kSmallMColsPerBlock) * CeilDiv(a.m, mt::kSmallMRowsPerBlock);
-  const int64_t target = int64_t{SmCount()} * mt::kSmallMTargetBlocksPerSm;
+  const int64_t target = int64_t{CurrentDeviceSmCountOr()} * mt::kSmallMTargetBlocksPerSm;
   const int64_t by_k = std::max<int64_t>(1, a.k / mt::kSmallMMinKPerSplit);
   return static_cast<int>(std::clamp<int64_t>(CeilDiv(target, base), 1, std::min<int64_t>(by_k, 256)));
 }
@@ -149,7 +140,7 @@ MatmulChoice Resolve(const MatmulArgs& a, MatmulChoice c) {
   if (c.split_k <= 0) {
     double unused = 0;
     c.split_k = c.path == MatmulPath::kSmallM ? SmallMSplits(a)
-                : IsSimt(c.path)              ? BestSplitFor(c.path, a, SmCount(), &unused)
+                : IsSimt(c.path)              ? BestSplitFor(c.path, a, CurrentDeviceSmCountOr(), &unused)
                                               : 1;
   }
   if (c.path == MatmulPath::kSmallM) {
@@ -189,7 +180,7 @@ absl::Status LaunchSimt(const MatmulArgs& a, int splits, void* workspace, cudaSt
                                                : LaunchSimtTyped<Cfg, false, false>(p, s, kps, partial, stream);
   HISTD_RETURN_IF_ERROR(launched);
   if (partial == nullptr) return absl::OkStatus();
-  const int64_t blocks = std::min<int64_t>(CeilDiv(a.m * a.n, 256), int64_t{SmCount()} * 16);
+  const int64_t blocks = std::min<int64_t>(CeilDiv(a.m * a.n, 256), int64_t{CurrentDeviceSmCountOr()} * 16);
   matmul_detail::SplitKFinalizeKernel<<<static_cast<unsigned>(blocks), 256, 0, stream>>>(p, partial, s);
   return CheckLaunch("matmul_splitk_finalize", stream);
 }
@@ -214,7 +205,7 @@ absl::Status LaunchSmallMRows(const MatmulArgs& a, int splits, void* workspace, 
   }
   HISTD_RETURN_IF_ERROR(CheckLaunch("matmul_small_m", stream));
   if (partial == nullptr) return absl::OkStatus();
-  const int64_t blocks = std::min<int64_t>(CeilDiv(a.m * a.n, 256), int64_t{SmCount()} * 16);
+  const int64_t blocks = std::min<int64_t>(CeilDiv(a.m * a.n, 256), int64_t{CurrentDeviceSmCountOr()} * 16);
   matmul_detail::SplitKFinalizeKernel<<<static_cast<unsigned>(blocks), 256, 0, stream>>>(p, partial, s);
   return CheckLaunch("matmul_splitk_finalize", stream);
 }

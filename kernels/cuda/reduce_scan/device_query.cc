@@ -9,13 +9,6 @@
 
 namespace histd::cuda::reduce_scan {
 
-absl::StatusOr<int> CurrentDeviceSms() {
-  int device = 0, sms = 0;
-  HISTD_CUDA_RETURN_IF_ERROR(cudaGetDevice(&device));
-  HISTD_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  return sms;
-}
-
 absl::Status CheckArrayArgs(absl::string_view op, const void* input, DType dtype, uint64_t rows,
                             uint64_t cols, const void* output, uint64_t out_elems,
                             size_t out_elem_bytes) {

@@ -1,5 +1,5 @@
-// Internal helpers shared by the reduce and scan entry points: the current device's SM
-// count (it sizes grids and workspaces), and the argument checks common to both.
+// Internal helpers shared by the reduce and scan entry points: the argument checks common
+// to both. (The SM count that sizes their grids: kernels/cuda/common/device_sms.h.)
 #pragma once
 
 #include <cstddef>
@@ -9,11 +9,9 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "kernels/array.h"
+#include "kernels/cuda/common/device_sms.h"
 
 namespace histd::cuda::reduce_scan {
-
-// Multiprocessors of the current device; the CUDA error's name on failure.
-absl::StatusOr<int> CurrentDeviceSms();
 
 // INVALID_ARGUMENT unless: dtype known, rows * cols * element size fits in 64 bits,
 // `input` (when there are elements) is non-null and aligned to its element size, and

@@ -91,7 +91,7 @@ std::optional<ProjectionArgs> SumProjection(const ReduceArgs& args) {
 absl::StatusOr<size_t> DeviceReduce::get_workspace_size(const ReduceArgs& args) {
   HISTD_RETURN_IF_ERROR(can_implement(args));
   if (SumProjection(args)) return size_t{0};
-  absl::StatusOr<int> sms = reduce_scan::CurrentDeviceSms();
+  absl::StatusOr<int> sms = CurrentDeviceSmCount();
   if (!sms.ok()) return sms.status();
   return reduce_scan::MakeReducePlan(args, *sms).workspace_bytes;
 }
@@ -102,7 +102,7 @@ absl::Status DeviceReduce::run(const ReduceArgs& args, void* workspace, size_t w
   if (std::optional<ProjectionArgs> p = SumProjection(args)) {
     return DeviceProjection::run(*p, stream);
   }
-  absl::StatusOr<int> sms = reduce_scan::CurrentDeviceSms();
+  absl::StatusOr<int> sms = CurrentDeviceSmCount();
   if (!sms.ok()) return sms.status();
   const reduce_scan::ReducePlan plan = reduce_scan::MakeReducePlan(args, *sms);
   HISTD_RETURN_IF_ERROR(

@@ -28,7 +28,7 @@ struct Partition {
 };
 
 absl::StatusOr<Partition> MakePartition(uint64_t n) {
-  absl::StatusOr<int> sms = reduce_scan::CurrentDeviceSms();
+  absl::StatusOr<int> sms = CurrentDeviceSmCount();
   if (!sms.ok()) return sms.status();
   Partition p;
   p.tiles = (n + Tile::V - 1 + Tile::kTile - 1) / Tile::kTile;  // covers the view, any shift

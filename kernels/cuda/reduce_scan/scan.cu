@@ -34,7 +34,7 @@ template <typename T>
 using TuningOf = typename reduce_scan::ScanTuningFor<T>::type;
 
 absl::StatusOr<ScanPlan> PlanFor(const ScanArgs& args) {
-  absl::StatusOr<int> sms = reduce_scan::CurrentDeviceSms();
+  absl::StatusOr<int> sms = CurrentDeviceSmCount();
   if (!sms.ok()) return sms.status();
   ScanPlan plan = ForDType(args.dtype, [&](auto tag) {
     using T = decltype(tag);

@@ -229,7 +229,7 @@ absl::Status SeedReduce::run(const SeedReduceArgs& args, void* workspace, size_t
     HISTD_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(args.output, 0, sizeof(int32_t), stream));
     return absl::OkStatus();
   }
-  absl::StatusOr<int> sms = reduce_scan::CurrentDeviceSms();
+  absl::StatusOr<int> sms = CurrentDeviceSmCount();
   if (!sms.ok()) return sms.status();
   const uint64_t first = CeilDiv(args.n, kBlock);
   int32_t* buf[2] = {static_cast<int32_t*>(workspace), static_cast<int32_t*>(workspace) + first + 1};

@@ -1,5 +1,6 @@
 // Host side of the production transpose: validation, path choice, launch, launch check.
 // Contract and usage: transpose.h. Kernels: kernel_transpose.cuh, block_transpose.cuh.
+#include "kernels/cuda/common/device_sms.h"
 #include "kernels/cuda/transpose/transpose.h"
 
 #include <algorithm>
@@ -64,7 +65,6 @@ std::string PathProblem(TransposePath path, const TransposeArgs& r) {
                       need->alignment, "-byte aligned");
 }
 
-int SmCount();
 
 // The measurements behind these rules: bench/results/transpose.md, H100 run of 2026-11-23
 // (ratios to cublasSgeam / % of device copy measured in the same process).
@@ -81,7 +81,7 @@ TransposePath ChoosePath(const TransposeArgs& r) {
       constexpr int64_t kBig = tt::BytesAsync256x256S2::kTileRows;
       static_assert(tt::BytesAsync256x256S2::kTileCols == kBig, "square tile");
       const int64_t big_tiles = ((r.rows + kBig - 1) / kBig) * ((r.cols + kBig - 1) / kBig) * r.batch;
-      return big_tiles >= SmCount() ? TransposePath::kBytesAsync256x256S2 : TransposePath::kBytes16x4Streaming;
+      return big_tiles >= CurrentDeviceSmCountOr() ? TransposePath::kBytesAsync256x256S2 : TransposePath::kBytes16x4Streaming;
     }
     if (AlignedTo(r, 4)) {
       switch (tt::kBytesTile) {
@@ -121,7 +121,7 @@ absl::Status LaunchAsyncBytes(const TransposeArgs& r, const char* name, cudaStre
   if (!per_sm.ok()) return per_sm.status();
   const int64_t tiles = ((r.rows + Tile::kTileRows - 1) / Tile::kTileRows) *
                         ((r.cols + Tile::kTileCols - 1) / Tile::kTileCols) * r.batch;
-  const unsigned grid = static_cast<unsigned>(std::min<int64_t>(tiles, int64_t{SmCount()} * *per_sm));
+  const unsigned grid = static_cast<unsigned>(std::min<int64_t>(tiles, int64_t{CurrentDeviceSmCountOr()} * *per_sm));
   kernel<<<grid, Tile::kThreads, Tile::kSmemBytes, stream>>>(MakeProblem(r, group_tile_rows));
   return CheckLaunch(name, stream);
 }
@@ -139,7 +139,7 @@ absl::Status LaunchTiles(const TransposeArgs& r, const char* name, cudaStream_t 
   if (kPipelined || kDynamicSmem > 0) {  // the occupancy, and the dynamic shared-memory limit
     const absl::StatusOr<int> per_sm = ResidentBlocksPerSm<kernel>(Tile::kThreads, kDynamicSmem);
     if (!per_sm.ok()) return per_sm.status();
-    if (kPipelined) limit = int64_t{SmCount()} * *per_sm;
+    if (kPipelined) limit = int64_t{CurrentDeviceSmCountOr()} * *per_sm;
   }
   const unsigned grid = static_cast<unsigned>(std::min<int64_t>(tiles, limit));
   kernel<<<grid, Tile::kThreads, kDynamicSmem, stream>>>(MakeProblem(r, group_tile_rows));
@@ -189,22 +189,12 @@ absl::Status LaunchScalarAnyType(const TransposeArgs& r, TransposePath path, cud
   }
 }
 
-int SmCount() {
-  int device = 0, sms = 0;
-  if (cudaGetDevice(&device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
-    cudaGetLastError();
-    return 132;
-  }
-  return sms;
-}
-
 template <typename T>
 absl::Status LaunchStrided(const TransposeArgs& r, cudaStream_t stream) {
   const int64_t n = std::max(r.rows, r.cols);
   const int64_t in_stride = r.rows == 1 ? 1 : r.in_pitch;
   const int64_t out_stride = r.rows == 1 ? r.out_pitch : 1;
-  const int64_t blocks = std::min<int64_t>((n * r.batch + 255) / 256, int64_t{SmCount()} * 32);
+  const int64_t blocks = std::min<int64_t>((n * r.batch + 255) / 256, int64_t{CurrentDeviceSmCountOr()} * 32);
   transpose_detail::StridedCopyKernel<T><<<static_cast<unsigned>(blocks), 256, 0, stream>>>(
       static_cast<const T*>(r.in), static_cast<T*>(r.out), n, in_stride, out_stride, r.batch,
       r.in_batch_stride, r.out_batch_stride);
@@ -224,7 +214,7 @@ absl::Status LaunchVectorShape(const TransposeArgs& r, cudaStream_t stream) {
     const int64_t row_bytes = n * eb;
     const int64_t per_block = int64_t{tt::StridedCopy::kThreads} * kV * 16;
     const int64_t bx = std::max<int64_t>(1, std::min<int64_t>((row_bytes + per_block - 1) / per_block,
-                                                              int64_t{SmCount()} * 16));
+                                                              int64_t{CurrentDeviceSmCountOr()} * 16));
     const int64_t by = std::min<int64_t>(r.batch, 65535);
     transpose_detail::RowCopyKernel<kV>
         <<<dim3(static_cast<unsigned>(bx), static_cast<unsigned>(by)), tt::StridedCopy::kThreads, 0, stream>>>(

@@ -9,8 +9,9 @@
 //   single    every sample on bin (37, 5001)
 //   service   1024 batches of 2^16 clustered samples, each for one of 1000 resident
 //             histograms, in one launch
-//   message   one launch of one 1 MiB ingest message (2^18 samples, one histogram),
-//             clustered and uniform: the daemon's batch when producers are few or idle
+//   message   one launch of 1, 8 or 16 ingest messages of 1 MiB (2^18 samples, one histogram
+//             each), clustered and uniform: the daemon's batches (a staging buffer holds
+//             at most 16 MiB, so its launches are always this small)
 // Arguments name the workloads to run (roulo offcentre uniform single service message);
 // none runs them all.
 // Floor: the device copy bandwidth measured here (read + write), over 4 MiB read + 2 MiB
@@ -292,11 +293,18 @@ void RunWorkload(Setup& s, double copy_gbs) {
   fixed_tiles.tile_samples =
       histd::cuda::histogram::kHotWindowConfigs[histd::cuda::histogram::kDefaultHotWindowConfig].tile_samples;
   prods.push_back({"default with its fixed tile (not shrunk for small launches)", fixed_tiles});
-  if (s.items.size() == 1) {  // small launches: what each tile size gives
+  if (s.items.size() <= 16) {  // small launches: what each tile size and config gives
     for (int log2 = 12; log2 <= 17; ++log2) {
       hc::HistogramAccumulateOptions t;
       t.tile_samples = 1u << log2;
       prods.push_back({hb::Fmt("default with 2^%d-sample tiles", log2), t});
+    }
+    for (int c = 0; c < histd::cuda::histogram::kHotWindowConfigCount; ++c) {
+      hc::HistogramAccumulateOptions t;
+      t.strategy = hc::HistogramStrategy::kHotWindow;
+      t.config = c;
+      t.tile_samples = histd::cuda::histogram::kHotWindowConfigs[c].tile_samples;
+      prods.push_back({hb::Fmt("exact config %d with its fixed tile (not shrunk)", c), t});
     }
   }
   hc::HistogramAccumulateOptions g;
@@ -469,15 +477,20 @@ int main(int argc, char** argv) {
     }
     RunWorkload(s, copy_gbs);
   }
-  if (wanted("message")) {
-    for (int kind : {0, 1}) {
-      Setup s;
-      s.name = kind == 0 ? "Message: one launch of one 1 MiB message, 2^18 clustered samples"
-                         : "Message: one launch of one 1 MiB message, 2^18 uniform samples";
-      s.hists = 8;  // the reference check reads 8 histograms; the message goes to the first
-      s.service = true;
-      s.items.push_back({0, 0, 1u << 18, centre, 9000u + kind, kind});
-      RunWorkload(s, copy_gbs);
+  if (wanted("message")) {  // the daemon's batches: a few 1 MiB messages per launch
+    for (int messages : {1, 8, 16}) {
+      for (int kind : {0, 1}) {
+        Setup s;
+        s.name = hb::Fmt("Message: one launch of %d x 1 MiB message%s (2^18 %s samples each, one "
+                         "histogram each)", messages, messages > 1 ? "s" : "",
+                         kind == 0 ? "clustered" : "uniform");
+        s.hists = 16;  // the reference check reads the first 8
+        s.service = true;
+        for (int m = 0; m < messages; ++m) {
+          s.items.push_back({uint32_t(m), 0, 1u << 18, centre, 9000u + 16 * m + kind, kind});
+        }
+        RunWorkload(s, copy_gbs);
+      }
     }
   }
   return 0;

@@ -189,8 +189,9 @@ absl::Status LaunchConfig(int config, HotWindowParams p, uint64_t tile_bound, in
 // a single default tile, i.e. one block on one SM while the others idle. Large launches
 // (the benchmarks' workloads, busy ingest) keep the config's tile.
 uint32_t AdaptiveTileSamples(const HotWindowConfig& c, uint64_t total_samples) {
-  const uint64_t blocks =
-      uint64_t(CurrentDeviceSmCountOr(0)) * uint64_t(c.blocks_per_sm) / uint64_t(c.cluster);
+  // A plan tile is `cluster` blocks' tiles, so every resident block has one when the launch
+  // holds resident blocks x tile samples, whatever the cluster size.
+  const uint64_t blocks = uint64_t(CurrentDeviceSmCountOr(0)) * uint64_t(c.blocks_per_sm);
   uint32_t tile = c.tile_samples;
   while (tile / 2 >= kMinAdaptiveTileSamples && total_samples < blocks * tile) tile /= 2;
   return tile;
@@ -307,7 +308,11 @@ absl::Status HistogramAccumulate::run(const HistogramAccumulateArgs& args, void*
   p.tile_samples = plan.tile_samples;
   p.window_bins = c.window_bins;
   if (o.max_window_bins != 0 && o.max_window_bins < p.window_bins) p.window_bins = o.max_window_bins;
-  if (o.strategy == HistogramStrategy::kGlobalOnly) p.window_bins = 0;
+  const bool global_only =
+      o.strategy == HistogramStrategy::kGlobalOnly ||
+      (o.strategy == HistogramStrategy::kAuto &&
+       args.total_samples <= histogram::kAutoGlobalOnlyMaxSamples);
+  if (global_only) p.window_bins = 0;
   p.bench_probe = o.bench_probe;
   p.miss_guess_zero = o.miss_guess < 0 ? histogram::kDefaultMissGuessZero : o.miss_guess == 1;
   p.defer = plan.defers ? plan.defer.At(workspace) : histogram::DeferredArea{};

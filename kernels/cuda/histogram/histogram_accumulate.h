@@ -50,7 +50,9 @@ struct HistogramOutflow {
 };
 
 enum class HistogramStrategy : uint8_t {
-  kAuto,        // the production choice (kHotWindow with kDefaultHotWindowConfig)
+  kAuto,        // the production choice: kGlobalOnly for launches of at most
+                // kAutoGlobalOnlyMaxSamples samples, else kHotWindow with
+                // kDefaultHotWindowConfig (histogram_tuning.h)
   kHotWindow,   // hot window of 16-bit on-chip counters (per block or per cluster) + exact
                 // global misses, applied at once or deferred (configs with defer_misses)
   kGlobalOnly,  // no window: every sample is an exact global byte update (the 'blocking CAS' idea)

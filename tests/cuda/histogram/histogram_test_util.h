@@ -229,12 +229,16 @@ inline std::vector<std::pair<std::string, cuda::HistogramAccumulateOptions>> Exa
   cuda::HistogramAccumulateOptions g;
   g.strategy = cuda::HistogramStrategy::kGlobalOnly;
   v.push_back({"global_only", g});
+  // Every set below asks for the window explicitly: kAuto takes the window-less path for
+  // launches as small as most tests make.
   cuda::HistogramAccumulateOptions z;
+  z.strategy = cuda::HistogramStrategy::kHotWindow;
   z.miss_guess = 1;
   z.max_window_bins = 4096;
   v.push_back({"guess_zero_window4096", z});
   for (uint32_t w : {1u, 77u, 4096u}) {
     cuda::HistogramAccumulateOptions o;
+    o.strategy = cuda::HistogramStrategy::kHotWindow;
     o.max_window_bins = w;
     o.tile_samples = 1024;
     v.push_back({"window" + std::to_string(w) + "_tile1024", o});
@@ -243,6 +247,7 @@ inline std::vector<std::pair<std::string, cuda::HistogramAccumulateOptions>> Exa
     if (!cuda::histogram::kHotWindowConfigs[c].defer_misses) continue;
     for (uint32_t w : {77u, 4096u}) {  // many misses, many small records, small tiles
       cuda::HistogramAccumulateOptions o;
+      o.strategy = cuda::HistogramStrategy::kHotWindow;
       o.config = c;
       o.max_window_bins = w;
       o.tile_samples = 1024;
@@ -254,6 +259,7 @@ inline std::vector<std::pair<std::string, cuda::HistogramAccumulateOptions>> Exa
     v.push_back({"deferred_config" + std::to_string(c) + "_no_window", g});
   }
   cuda::HistogramAccumulateOptions cl;
+  cl.strategy = cuda::HistogramStrategy::kHotWindow;
   cl.config = 4;  // clustered windows (cluster of 8)
   cl.max_window_bins = 77;
   cl.tile_samples = 1024;

@@ -42,6 +42,8 @@ ABSL_FLAG(int, flush_deadline_us, -1, "in-process histd flush deadline in us (-1
 ABSL_FLAG(int, eager_flush_depth, -1,
           "in-process histd applies a partly filled staging buffer at once while fewer than "
           "this many batches are in flight (0: only a full buffer or the deadline; -1: default)");
+ABSL_FLAG(int, acknowledger_threads, -1,
+          "in-process histd threads sending acknowledgements (-1: server default)");
 ABSL_FLAG(int, stager_threads, -1, "in-process histd stager threads (-1: server default)");
 ABSL_FLAG(int, malloc_arena_max, 2,
           "glibc heap arenas for this process (histd's default; 0: glibc's); the in-process "
@@ -129,12 +131,15 @@ std::string StatsLine(const Row& row) {
   const double kernel = b.kernel_seconds() - a.kernel_seconds();
   return absl::StrFormat(
       "- %s, %s: engine %s; %d batches, %.0f samples/batch, %.1f messages/batch; copy %.3f s, "
-      "kernel %.3f s, apply %.3f s in %.1f s -> busy %.1f%%; at window end %d/%d staging "
-      "buffers in flight, %d messages queued; RSS %.0f -> %.0f MiB",
+      "kernel %.3f s, apply %.3f s (host: enqueue %.3f s, acknowledge %.3f s) in %.1f s -> "
+      "busy %.1f%%; at window end %d/%d staging buffers in flight, %d messages queued; RSS "
+      "%.0f -> %.0f MiB",
       row.config, row.target, b.engine(), batches,
       batches ? static_cast<double>(samples) / batches : 0.0,
       batches ? static_cast<double>(messages) / batches : 0.0,
-      b.copy_seconds() - a.copy_seconds(), kernel, b.apply_seconds() - a.apply_seconds(), wall,
+      b.copy_seconds() - a.copy_seconds(), kernel, b.apply_seconds() - a.apply_seconds(),
+      b.enqueue_seconds() - a.enqueue_seconds(),
+      b.acknowledge_seconds() - a.acknowledge_seconds(), wall,
       wall > 0 ? 100 * kernel / wall : 0.0, b.staging_buffers_in_flight(), b.staging_buffers(),
       b.queued_messages(), row.rss_before, row.rss_after);
 }
@@ -219,6 +224,9 @@ int Main() {
     }
     if (absl::GetFlag(FLAGS_stager_threads) >= 0) {
       o.pipeline.stager_threads = absl::GetFlag(FLAGS_stager_threads);
+    }
+    if (absl::GetFlag(FLAGS_acknowledger_threads) >= 0) {
+      o.pipeline.acknowledger_threads = absl::GetFlag(FLAGS_acknowledger_threads);
     }
     if (absl::GetFlag(FLAGS_flush_deadline_us) >= 0) {
       o.pipeline.flush_deadline = absl::Microseconds(absl::GetFlag(FLAGS_flush_deadline_us));

@@ -147,6 +147,8 @@ grpc::ServerUnaryReactor* HistogramsService::GetServerStats(
   response->set_copy_seconds(engine.copy_seconds);
   response->set_kernel_seconds(engine.kernel_seconds);
   response->set_apply_seconds(ingest.apply_seconds);
+  response->set_enqueue_seconds(ingest.enqueue_seconds);
+  response->set_acknowledge_seconds(ingest.acknowledge_seconds);
   response->set_uptime_seconds(absl::ToDoubleSeconds(absl::Now() - ctx_.started));
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   reactor->Finish(grpc::Status::OK);

@@ -60,9 +60,16 @@ absl::StatusOr<std::unique_ptr<IngestPipeline>> IngestPipeline::Create(
     return absl::InvalidArgumentError(
         absl::StrFormat("stager_threads must be >= 0, got %d", options.stager_threads));
   }
+  if (options.acknowledger_threads < 0) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "acknowledger_threads must be >= 0, got %d", options.acknowledger_threads));
+  }
   std::unique_ptr<IngestPipeline> p(new IngestPipeline(engine, options));
   if (options.stager_threads > 0) {
     p->stagers_ = std::make_unique<WorkerPool>(options.stager_threads);
+  }
+  if (options.acknowledger_threads > 0) {
+    p->acknowledgers_ = std::make_unique<WorkerPool>(options.acknowledger_threads);
   }
   for (int i = 0; i < options.staging_buffers; ++i) {
     absl::StatusOr<std::unique_ptr<StagingBuffer>> buffer =
@@ -283,7 +290,7 @@ void IngestPipeline::FlusherLoop() {
           continue;
         }
         if (stopping_ && !has_data && sealed_.empty() && waiting_.empty() && in_flight_ == 0 &&
-            active_submits_ == 0 && resuming_ == 0) {
+            completing_ == 0 && active_submits_ == 0 && resuming_ == 0) {
           return;
         }
         flusher_cv_.WaitWithDeadline(&mu_, has_data ? current_->deadline : absl::InfiniteFuture());
@@ -336,10 +343,14 @@ void IngestPipeline::Flush(Slot* slot) {
                 [this, slot, started](absl::Status status, std::vector<IngestItemResult> results) {
                   OnApplied(slot, started, std::move(status), std::move(results));
                 });
+  const double enqueue = absl::ToDoubleSeconds(absl::Now() - started);
+  absl::MutexLock lock(&mu_);
+  stats_.enqueue_seconds += enqueue;
 }
 
 void IngestPipeline::OnApplied(Slot* slot, absl::Time started, absl::Status status,
                                std::vector<IngestItemResult> results) {
+  const absl::Time done = absl::Now();
   std::vector<std::shared_ptr<PendingMessage>> completed;
   {
     absl::MutexLock lock(&mu_);
@@ -380,9 +391,22 @@ void IngestPipeline::OnApplied(Slot* slot, absl::Time started, absl::Status stat
     slot->deadline = absl::InfiniteFuture();
     free_.push_back(slot);
     in_flight_ -= 1;
+    completing_ += 1;  // Shutdown waits for the acknowledgements below, not just the slot
     flusher_cv_.Signal();
   }
-  for (const auto& m : completed) Complete(m);
+  auto acknowledge = [this, completed = std::move(completed), done] {
+    for (const auto& m : completed) Complete(m);
+    const double seconds = absl::ToDoubleSeconds(absl::Now() - done);
+    absl::MutexLock lock(&mu_);
+    stats_.acknowledge_seconds += seconds;
+    completing_ -= 1;
+    flusher_cv_.Signal();
+  };
+  if (acknowledgers_ != nullptr) {
+    acknowledgers_->Schedule(std::move(acknowledge));
+  } else {
+    acknowledge();
+  }
 }
 
 void IngestPipeline::Complete(const std::shared_ptr<PendingMessage>& m) {
@@ -410,7 +434,9 @@ void IngestPipeline::Shutdown() {
     flusher_cv_.Signal();
   }
   if (flusher_.joinable()) flusher_.join();
-  if (stagers_ != nullptr) stagers_->Shutdown();  // idle by now: the flusher waited for them
+  // Both idle by now: the flusher waited for them (resuming_, completing_).
+  if (stagers_ != nullptr) stagers_->Shutdown();
+  if (acknowledgers_ != nullptr) acknowledgers_->Shutdown();
 }
 
 IngestStats IngestPipeline::stats() const {

@@ -6,7 +6,8 @@
 //   flusher thread  --> one Engine::Apply per buffer (one IngestItem per message part),
 //                       when the buffer fills, flush_deadline after its first message, or
 //                       at once while fewer than eager_flush_depth batches are in flight
-//   Apply's done    --> counters, then each message's ack callback; the buffer is free again
+//   Apply's done    --> counters, the buffer is free again; then each message's ack callback
+//                       (on an acknowledger thread, or on the engine's thread without them)
 // A message larger than one staging buffer is validated whole first, then split across
 // buffers, and acknowledged when every part is applied. A message that fits is never split.
 //
@@ -55,6 +56,8 @@ struct IngestStats {
   uint64_t queued_messages = 0;  // parked, waiting for a free staging buffer
   uint64_t unacknowledged_messages = 0;  // submitted and not yet acknowledged (any outcome)
   double apply_seconds = 0;      // Apply call to done, summed over batches
+  double enqueue_seconds = 0;    // inside the Apply call (handing the batch over)
+  double acknowledge_seconds = 0;  // from done to the batch's last acknowledgement sent
 };
 
 class IngestPipeline {
@@ -122,6 +125,10 @@ class IngestPipeline {
   int in_flight_ ABSL_GUARDED_BY(mu_) = 0;
   int active_submits_ ABSL_GUARDED_BY(mu_) = 0;
   int resuming_ ABSL_GUARDED_BY(mu_) = 0;  // parked messages handed to stagers
+  // Applied batches whose slot is free again but whose messages are still being
+  // acknowledged; the flusher (and so Shutdown) waits for them, since that runs on an engine
+  // thread and touches this pipeline.
+  int completing_ ABSL_GUARDED_BY(mu_) = 0;
   // Accepted by Submit, not yet acknowledged. Atomic: Acknowledge runs once per message, on
   // the completion path, and takes no lock for it.
   std::atomic<uint64_t> unacknowledged_{0};
@@ -130,6 +137,7 @@ class IngestPipeline {
   IngestStats stats_ ABSL_GUARDED_BY(mu_);
   std::thread flusher_;
   std::unique_ptr<WorkerPool> stagers_;  // null when options_.stager_threads == 0
+  std::unique_ptr<WorkerPool> acknowledgers_;  // null when acknowledger_threads == 0
 };
 
 }  // namespace histd::server

@@ -50,6 +50,10 @@ struct Options {
     // messages over. 0: every message is staged on the thread that received it.
     int stager_threads = 4;
     size_t stage_inline_below_bytes = size_t{64} << 10;
+    // Threads that send the acknowledgements of applied batches, so that the engine's
+    // completion thread only frees slots (an acknowledgement is a gRPC write: tens of us).
+    // 0: they are sent on the engine's completion thread.
+    int acknowledger_threads = 2;
   } pipeline;
 
   struct Query {

@@ -298,7 +298,9 @@ TEST_P(IngestServiceTest, ConcurrentProducersGiveExactTotals) {
   EXPECT_GT(info.saturated_bins(), 0u);
 }
 
-// Staging on the receiving thread (no stagers) and on stager threads (every message).
+// Staging on the receiving thread (no stagers) and on stager threads (every message). The
+// tests pair them with acknowledgements sent on the engine's thread (no acknowledgers) and
+// on acknowledger threads.
 std::vector<std::pair<int, size_t>> StagerModes() { return {{0, 0}, {3, 0}}; }
 
 TEST_P(IngestServiceTest, MessagesLargerThanAStagingBufferAreSplitAndExact) {
@@ -308,6 +310,7 @@ TEST_P(IngestServiceTest, MessagesLargerThanAStagingBufferAreSplitAndExact) {
     o.pipeline.staging_buffers = 2;
     o.pipeline.staging_buffer_bytes = 4096;  // 1024 indices per buffer
     o.pipeline.stager_threads = stagers;
+    o.pipeline.acknowledger_threads = stagers == 0 ? 0 : 2;
     o.pipeline.stage_inline_below_bytes = inline_below;
     StartServer(o);
     const uint64_t seed = TestSeed();
@@ -350,6 +353,7 @@ TEST_P(IngestServiceTest, BackpressureWithFewSmallBuffersLosesNothing) {
     o.pipeline.staging_buffer_bytes = 4096;
     o.pipeline.flush_deadline = absl::Microseconds(200);
     o.pipeline.stager_threads = stagers;
+    o.pipeline.acknowledger_threads = stagers == 0 ? 0 : 2;
     o.pipeline.stage_inline_below_bytes = inline_below;
     StartServer(o);
     const uint32_t rows = 32, cols = 32;

@@ -205,7 +205,7 @@ class IngestStreamReactor final
         continue;
       }
       bool own_buffer;
-      response_.Clear();
+      response_.Clear();  // required: gRPC's serializer asserts an empty (invalid) buffer
       if (!grpc::SerializationTraits<v1::IngestResponse>::Serialize(ack->response, &response_,
                                                                      &own_buffer)
                .ok()) {

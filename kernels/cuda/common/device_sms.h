@@ -1,6 +1,5 @@
 // The current device's multiprocessor count: what grids, tile sizes and workspaces are
-// sized by. One driver attribute query per call (no synchronization); cheap enough for
-// every launch.
+// sized by. Cached per device after the first query, so a launch pays one cudaGetDevice.
 #pragma once
 
 #include "absl/status/statusor.h"

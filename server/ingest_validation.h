@@ -22,11 +22,18 @@ namespace histd::server {
 // Checks what does not need the samples: element size and axes.
 absl::Status CheckIngestMessage(const HistogramSpec& spec, SampleKind kind, size_t payload_bytes);
 
+// How the copy writes dst. kAuto: parts of at least 4 KiB go with non-temporal (streaming)
+// stores where the CPU has AVX2 and dst is 4-byte aligned, so staging lines are neither
+// read for ownership nor kept in the cache; smaller parts through the cache. kCached:
+// always through the cache (benchmarks compare the two).
+enum class CopyStores { kAuto, kCached };
+
 // Checks `count` samples at src; when dst is not null, copies them there in the same pass
 // (dst may hold partial garbage when the result is not OK). Error messages give a sample's
 // position as first_index + its index from src.
 absl::Status CopyValidatedSamples(const HistogramSpec& spec, SampleKind kind, const uint8_t* src,
-                                  size_t count, uint8_t* dst, size_t first_index = 0);
+                                  size_t count, uint8_t* dst, size_t first_index = 0,
+                                  CopyStores stores = CopyStores::kAuto);
 
 // The same for the samples [first, first + count) of a payload split anywhere (samples may
 // straddle its spans); dst receives sample `first` at dst[0]. Positions in error messages

@@ -110,5 +110,75 @@ TEST(IngestValidationTest, CoordinatesCopyExactlyAndRejectTheFirstNonFinite) {
   }
 }
 
+// Large parts take a streaming copy (non-temporal stores from the first 32-byte boundary of
+// dst; head and tail words apart), or the chunked cached copy when asked. Every staging offset a part can land at (dst 4-byte
+// aligned at each position within 32 bytes, and one misaligned dst that must take the
+// chunked path), sizes around the streaming threshold and its 32-word steps, offenders in
+// the head, the body and the tail; the bytes around dst stay poisoned.
+TEST(IngestValidationTest, LargePartsCopyExactlyAtEveryDestinationOffset) {
+  const uint64_t seed = TestSeed();
+  SCOPED_TRACE(::testing::Message() << "seed " << seed);
+  std::mt19937_64 rng(seed);
+  const HistogramSpec spec = Spec(256, 8192);
+  const uint32_t bins = 256 * 8192;
+  constexpr size_t kGuard = 64;
+  // The streaming threshold is 1024 words (4 KiB).
+  for (size_t words : {size_t{1023}, size_t{1024}, size_t{1025}, size_t{1024 + 31}, size_t{1024 + 32},
+                       size_t{4096 + 7}, size_t{65536 + 13}}) {
+    for (size_t offset : {0, 4, 8, 12, 16, 20, 24, 28, 1, 2}) {
+      for (auto [kind, stores] : {std::pair{SampleKind::kBinIndex, CopyStores::kAuto},
+                                  std::pair{SampleKind::kCoordXY, CopyStores::kAuto},
+                                  std::pair{SampleKind::kBinIndex, CopyStores::kCached},
+                                  std::pair{SampleKind::kCoordXY, CopyStores::kCached}}) {
+        const size_t element = kind == SampleKind::kBinIndex ? 4 : 8;
+        const size_t count = words * 4 / element;
+        if (count * element != words * 4) continue;
+        std::vector<size_t> offenders = {static_cast<size_t>(-1), 0, 1, count / 2, count - 2,
+                                         count - 1, rng() % count};
+        for (size_t bad : offenders) {
+          SCOPED_TRACE(::testing::Message() << "words " << words << " dst offset " << offset
+                                            << " kind " << int(kind) << " stores " << int(stores)
+                                            << " offender " << bad);
+          std::vector<uint32_t> v(words);
+          for (size_t i = 0; i < words; ++i) {
+            if (kind == SampleKind::kBinIndex) {
+              v[i] = static_cast<uint32_t>(rng() % bins);
+            } else {
+              const float f = static_cast<float>(rng() % 2000000) * 0.5f - 5e5f;
+              std::memcpy(&v[i], &f, 4);
+            }
+          }
+          if (bad < count) {
+            if (kind == SampleKind::kBinIndex) {
+              v[bad] = bins + static_cast<uint32_t>(rng() % 1000);
+            } else {
+              const float nan = std::numeric_limits<float>::quiet_NaN();
+              std::memcpy(&v[2 * bad + rng() % 2], &nan, 4);
+            }
+          }
+          std::vector<uint8_t> storage(4 * words + 2 * kGuard + 32, 0xA5);
+          // 32-byte aligned base, then the offset under test.
+          const uintptr_t base = (reinterpret_cast<uintptr_t>(storage.data()) + kGuard + 31) & ~uintptr_t{31};
+          uint8_t* dst = reinterpret_cast<uint8_t*>(base) + offset;
+          absl::Status st = CopyValidatedSamples(spec, kind, reinterpret_cast<const uint8_t*>(v.data()),
+                                                 count, dst, 0, stores);
+          if (bad >= count) {
+            ASSERT_TRUE(st.ok()) << st;
+            EXPECT_EQ(std::memcmp(dst, v.data(), 4 * words), 0);
+          } else {
+            ASSERT_EQ(st.code(), absl::StatusCode::kInvalidArgument);
+            EXPECT_NE(st.message().find("sample " + std::to_string(bad) + ":"), std::string::npos)
+                << st;
+          }
+          const size_t before = static_cast<size_t>(dst - storage.data());
+          for (size_t i = 0; i < before; ++i) ASSERT_EQ(storage[i], 0xA5) << "written before dst at " << i;
+          for (size_t i = before + 4 * words; i < storage.size(); ++i)
+            ASSERT_EQ(storage[i], 0xA5) << "written past the part at " << i - before;
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace histd::server::testing

@@ -131,13 +131,15 @@ std::string StatsLine(const Row& row) {
   const double kernel = b.kernel_seconds() - a.kernel_seconds();
   return absl::StrFormat(
       "- %s, %s: engine %s; %d batches, %.0f samples/batch, %.1f messages/batch; copy %.3f s, "
-      "kernel %.3f s, apply %.3f s (host: enqueue %.3f s, acknowledge %.3f s) in %.1f s -> "
+      "kernel %.3f s, apply %.3f s (host: stage %.3f s + %.3f s waiting for a stager, enqueue "
+      "%.3f s, acknowledge %.3f s) in %.1f s -> "
       "busy %.1f%%; at window end %d/%d staging buffers in flight, %d messages queued; RSS "
       "%.0f -> %.0f MiB",
       row.config, row.target, b.engine(), batches,
       batches ? static_cast<double>(samples) / batches : 0.0,
       batches ? static_cast<double>(messages) / batches : 0.0,
       b.copy_seconds() - a.copy_seconds(), kernel, b.apply_seconds() - a.apply_seconds(),
+      b.stage_seconds() - a.stage_seconds(), b.stage_wait_seconds() - a.stage_wait_seconds(),
       b.enqueue_seconds() - a.enqueue_seconds(),
       b.acknowledge_seconds() - a.acknowledge_seconds(), wall,
       wall > 0 ? 100 * kernel / wall : 0.0, b.staging_buffers_in_flight(), b.staging_buffers(),

@@ -149,6 +149,8 @@ grpc::ServerUnaryReactor* HistogramsService::GetServerStats(
   response->set_apply_seconds(ingest.apply_seconds);
   response->set_enqueue_seconds(ingest.enqueue_seconds);
   response->set_acknowledge_seconds(ingest.acknowledge_seconds);
+  response->set_stage_seconds(ingest.stage_seconds);
+  response->set_stage_wait_seconds(ingest.stage_wait_seconds);
   response->set_uptime_seconds(absl::ToDoubleSeconds(absl::Now() - ctx_.started));
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   reactor->Finish(grpc::Status::OK);

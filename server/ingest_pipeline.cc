@@ -25,6 +25,7 @@ struct IngestPipeline::PendingMessage {
   AckCallback on_ack;
   uint64_t count = 0;         // samples
   size_t bytes = 0;           // payload bytes (the payload itself is released once staged)
+  absl::Time scheduled = absl::InfinitePast();  // handed to a stager (stage_wait_seconds)
   bool prevalidated = false;  // larger than a staging buffer: checked whole, then split
   size_t staged_bytes = 0;
   int parts_in_flight = 0;
@@ -116,6 +117,7 @@ void IngestPipeline::Submit(Message message, StagedCallback on_staged, AckCallba
     return;
   }
   if (stagers_ != nullptr && bytes >= options_.stage_inline_below_bytes) {
+    m->scheduled = absl::Now();
     stagers_->Schedule([this, m] { SubmitAccepted(m); });
   } else {
     SubmitAccepted(m);
@@ -123,6 +125,8 @@ void IngestPipeline::Submit(Message message, StagedCallback on_staged, AckCallba
 }
 
 void IngestPipeline::SubmitAccepted(const std::shared_ptr<PendingMessage>& m) {
+  const double waited =
+      m->scheduled == absl::InfinitePast() ? 0.0 : absl::ToDoubleSeconds(absl::Now() - m->scheduled);
   const size_t bytes = m->bytes;
   HistogramEntry& entry = *m->message.histogram;
   absl::Status status = CheckIngestMessage(entry.spec(), m->message.kind, bytes);
@@ -146,6 +150,7 @@ void IngestPipeline::SubmitAccepted(const std::shared_ptr<PendingMessage>& m) {
   }
   {
     absl::MutexLock lock(&mu_);
+    stats_.stage_wait_seconds += waited;
     --active_submits_;
     if (active_submits_ == 0) flusher_cv_.Signal();
   }
@@ -214,14 +219,17 @@ bool IngestPipeline::StageOrPark(const std::shared_ptr<PendingMessage>& m, bool 
     uint8_t* dst = slot->buffer->data() + offset;
     const size_t from = m->staged_bytes;  // staged_bytes only changes below, by us
     absl::Status status;
+    const absl::Time copy_started = absl::Now();
     if (m->prevalidated) {
       payload.CopyTo(from, take, dst);
     } else {
       status = CopyValidatedPayload(m->message.histogram->spec(), m->message.kind, payload,
                                     from / element, take / element, dst);
     }
+    const double copy_seconds = absl::ToDoubleSeconds(absl::Now() - copy_started);
     {
       absl::MutexLock lock(&mu_);
+      stats_.stage_seconds += copy_seconds;
       slot->writers -= 1;
       if (status.ok()) {
         slot->parts.push_back(Slot::Part{m, offset, take / element});

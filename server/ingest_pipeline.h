@@ -58,6 +58,8 @@ struct IngestStats {
   double apply_seconds = 0;      // Apply call to done, summed over batches
   double enqueue_seconds = 0;    // inside the Apply call (handing the batch over)
   double acknowledge_seconds = 0;  // from done to the batch's last acknowledgement sent
+  double stage_seconds = 0;       // copying (and validating) payloads into staging, all threads
+  double stage_wait_seconds = 0;  // messages waiting for a stager thread, summed over messages
 };
 
 class IngestPipeline {

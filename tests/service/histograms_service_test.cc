@@ -284,6 +284,10 @@ TEST_P(HistogramsServiceTest, ServerStatsCountIngest) {
   EXPECT_EQ(stats.staging_buffers_in_flight(), 0u);
   EXPECT_EQ(stats.queued_messages(), 0u);
   EXPECT_GE(stats.uptime_seconds(), 0.0);
+  // Ten messages were copied into staging (small ones inline: no stager wait).
+  EXPECT_GT(stats.stage_seconds(), 0.0);
+  EXPECT_GE(stats.stage_wait_seconds(), 0.0);
+  EXPECT_GT(stats.apply_seconds(), 0.0);
   // The stream's OnDone may run just after the client saw its status.
   EXPECT_TRUE(WaitUntil([&] {
     v1::ServerStats now;

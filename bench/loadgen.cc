@@ -45,6 +45,8 @@ ABSL_FLAG(int, eager_flush_depth, -1,
 ABSL_FLAG(int, acknowledger_threads, -1,
           "in-process histd threads sending acknowledgements (-1: server default)");
 ABSL_FLAG(int, stager_threads, -1, "in-process histd stager threads (-1: server default)");
+ABSL_FLAG(int, stream_read_ahead, 0,
+          "in-process histd messages per stream staging at once (0: server default)");
 ABSL_FLAG(int, malloc_arena_max, 2,
           "glibc heap arenas for this process (histd's default; 0: glibc's); the in-process "
           "histd and the bare sink run under the same setting");
@@ -204,6 +206,7 @@ int Main() {
 
   // The daemon under test.
   std::unique_ptr<server::HistdServer> in_process;
+  std::string pipeline_note;  // the in-process daemon's pipeline settings, for the report
   std::string target = absl::GetFlag(FLAGS_target);
   if (target.empty()) {
     server::Options o;
@@ -230,12 +233,21 @@ int Main() {
     if (absl::GetFlag(FLAGS_acknowledger_threads) >= 0) {
       o.pipeline.acknowledger_threads = absl::GetFlag(FLAGS_acknowledger_threads);
     }
+    if (absl::GetFlag(FLAGS_stream_read_ahead) > 0) {
+      o.pipeline.stream_read_ahead = absl::GetFlag(FLAGS_stream_read_ahead);
+    }
     if (absl::GetFlag(FLAGS_flush_deadline_us) >= 0) {
       o.pipeline.flush_deadline = absl::Microseconds(absl::GetFlag(FLAGS_flush_deadline_us));
     }
     if (absl::GetFlag(FLAGS_eager_flush_depth) >= 0) {
       o.pipeline.eager_flush_depth = absl::GetFlag(FLAGS_eager_flush_depth);
     }
+    const server::Options::Pipeline& pl = o.pipeline;
+    pipeline_note = absl::StrFormat(
+        "; pipeline: %d staging buffers of %d MiB, flush deadline %s, eager flush below %d "
+        "batches in flight, %d stager / %d acknowledger threads, %d message(s) per stream staging",
+        pl.staging_buffers, pl.staging_buffer_bytes >> 20, absl::FormatDuration(pl.flush_deadline),
+        pl.eager_flush_depth, pl.stager_threads, pl.acknowledger_threads, pl.stream_read_ahead);
     absl::StatusOr<std::unique_ptr<server::HistdServer>> s = server::HistdServer::Start(o);
     if (!s.ok()) {
       std::fprintf(stderr, "loadgen: cannot start histd: %s\n", s.status().ToString().c_str());
@@ -389,12 +401,6 @@ int Main() {
   // Report.
   std::printf("## histd load generator\n\n");
   std::printf("%s\n\n", machine.c_str());
-  const int eager_depth = absl::GetFlag(FLAGS_eager_flush_depth) >= 0
-                              ? absl::GetFlag(FLAGS_eager_flush_depth)
-                              : server::Options{}.pipeline.eager_flush_depth;
-  const std::string pipeline_note =
-      in_process ? absl::StrFormat("; eager flush below %d batches in flight", eager_depth)
-                 : std::string();
   std::printf("histd: %s at %s, engine %s, histograms on %s%s\n",
               in_process ? "in-process" : "daemon", target.c_str(), engine_name.c_str(),
               device.c_str(), pipeline_note.c_str());

@@ -65,6 +65,10 @@ absl::StatusOr<std::unique_ptr<IngestPipeline>> IngestPipeline::Create(
     return absl::InvalidArgumentError(absl::StrFormat(
         "acknowledger_threads must be >= 0, got %d", options.acknowledger_threads));
   }
+  if (options.stream_read_ahead < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("stream_read_ahead must be >= 1, got %d", options.stream_read_ahead));
+  }
   std::unique_ptr<IngestPipeline> p(new IngestPipeline(engine, options));
   if (options.stager_threads > 0) {
     p->stagers_ = std::make_unique<WorkerPool>(options.stager_threads);

@@ -95,7 +95,7 @@ class IngestStreamReactor final
       pending_.push_back(ack);
       ++received_;
       after_notice = stopping_;
-      staging_ = !after_notice;
+      if (!after_notice) ++staging_;
     }
     if (after_notice) {
       OnAck(ack, absl::UnavailableError("histd is shutting down; message not applied"), 0);
@@ -164,7 +164,7 @@ class IngestStreamReactor final
     Actions actions;
     {
       absl::MutexLock lock(&mu_);
-      staging_ = false;
+      --staging_;
       actions = NextActionsLocked();
     }
     Perform(actions);
@@ -214,11 +214,12 @@ class IngestStreamReactor final
       writing_ = true;
       a.write = &response_;
     }
-    if (!reads_done_ && !staging_ && !read_outstanding_) {
+    if (!reads_done_ && staging_ < ctx_.options->pipeline.stream_read_ahead &&
+        !read_outstanding_) {
       read_outstanding_ = true;
       a.read = true;
     }
-    const bool idle = !staging_ && !writing_ && pending_.empty();
+    const bool idle = staging_ == 0 && !writing_ && pending_.empty();
     if (idle && reads_done_) {
       finished_ = true;
       a.finish = !stopping_ ? grpc::Status::OK
@@ -246,7 +247,7 @@ class IngestStreamReactor final
   grpc::ByteBuffer response_ ABSL_GUARDED_BY(mu_);  // the write in progress
   std::deque<std::shared_ptr<PendingAck>> pending_ ABSL_GUARDED_BY(mu_);  // request order
   bool read_outstanding_ ABSL_GUARDED_BY(mu_) = false;
-  bool staging_ ABSL_GUARDED_BY(mu_) = false;  // a message is with the pipeline, not yet staged
+  int staging_ ABSL_GUARDED_BY(mu_) = 0;  // messages with the pipeline, not yet staged
   bool writing_ ABSL_GUARDED_BY(mu_) = false;
   bool reads_done_ ABSL_GUARDED_BY(mu_) = false;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;

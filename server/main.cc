@@ -60,6 +60,9 @@ ABSL_FLAG(int, stager_threads, kDefaults.pipeline.stager_threads,
 ABSL_FLAG(int, acknowledger_threads, kDefaults.pipeline.acknowledger_threads,
           "threads that send the acknowledgements of applied batches (0: the engine's "
           "completion thread does it)");
+ABSL_FLAG(int, stream_read_ahead, kDefaults.pipeline.stream_read_ahead,
+          "messages of one ingest stream that may be staging at once (1: the next read "
+          "starts once this message is staged)");
 ABSL_FLAG(uint64_t, query_chunk_bytes, kDefaults.query.chunk_bytes,
           "data bytes per QueryChunk when the request does not say");
 ABSL_FLAG(int, rpc_workers, kDefaults.rpc_workers,
@@ -148,6 +151,7 @@ int main(int argc, char** argv) {
   options.pipeline.eager_flush_depth = absl::GetFlag(FLAGS_eager_flush_depth);
   options.pipeline.stager_threads = absl::GetFlag(FLAGS_stager_threads);
   options.pipeline.acknowledger_threads = absl::GetFlag(FLAGS_acknowledger_threads);
+  options.pipeline.stream_read_ahead = absl::GetFlag(FLAGS_stream_read_ahead);
   options.query.chunk_bytes = absl::GetFlag(FLAGS_query_chunk_bytes);
   options.rpc_workers = absl::GetFlag(FLAGS_rpc_workers);
   options.shutdown_grace = absl::GetFlag(FLAGS_shutdown_grace);
@@ -156,7 +160,7 @@ int main(int argc, char** argv) {
       "histd starting: address=%s engine=%s cpu_threads=%d cuda_device=%d max_histograms=%d "
       "max_bins_per_histogram=%d max_message_bytes=%d max_concurrent_streams=%d "
       "staging_buffers=%d staging_buffer_bytes=%d flush_deadline=%s eager_flush_depth=%d "
-      "stager_threads=%d acknowledger_threads=%d "
+      "stager_threads=%d acknowledger_threads=%d stream_read_ahead=%d "
       "query_chunk_bytes=%d rpc_workers=%d shutdown_grace=%s",
       options.address, absl::GetFlag(FLAGS_engine), options.engine.cpu_threads,
       options.engine.cuda_device, options.limits.max_histograms,
@@ -164,7 +168,7 @@ int main(int argc, char** argv) {
       options.limits.max_concurrent_streams, options.pipeline.staging_buffers,
       options.pipeline.staging_buffer_bytes, absl::FormatDuration(options.pipeline.flush_deadline),
       options.pipeline.eager_flush_depth, options.pipeline.stager_threads,
-      options.pipeline.acknowledger_threads,
+      options.pipeline.acknowledger_threads, options.pipeline.stream_read_ahead,
       options.query.chunk_bytes, options.rpc_workers,
       absl::FormatDuration(options.shutdown_grace));
 

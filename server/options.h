@@ -35,7 +35,7 @@ struct Options {
 
   struct Pipeline {
     // Staging buffers (pinned on the CUDA engine); memory held by ingest is bounded by
-    // staging_buffers * staging_buffer_bytes plus one message per open stream.
+    // staging_buffers * staging_buffer_bytes plus stream_read_ahead messages per open stream.
     int staging_buffers = 4;
     size_t staging_buffer_bytes = size_t{16} << 20;
     // A partly filled staging buffer is applied at the latest this long after its first message.
@@ -54,6 +54,11 @@ struct Options {
     // completion thread only frees slots (an acknowledgement is a gRPC write: tens of us).
     // 0: they are sent on the engine's completion thread.
     int acknowledger_threads = 2;
+    // Messages of one ingest stream that may be with the pipeline, not yet staged, at once:
+    // the stream's next read starts while fewer are. 1: read, stage, then read the next.
+    // More lets gRPC deliver a stream's next message while a stager copies this one; each
+    // parked message adds to the memory bound above (this many per open stream).
+    int stream_read_ahead = 1;
   } pipeline;
 
   struct Query {

@@ -298,20 +298,30 @@ TEST_P(IngestServiceTest, ConcurrentProducersGiveExactTotals) {
   EXPECT_GT(info.saturated_bins(), 0u);
 }
 
-// Staging on the receiving thread (no stagers) and on stager threads (every message). The
-// tests pair them with acknowledgements sent on the engine's thread (no acknowledgers) and
-// on acknowledger threads.
-std::vector<std::pair<int, size_t>> StagerModes() { return {{0, 0}, {3, 0}}; }
+// Staging on the receiving thread (no stagers) and on stager threads (every message),
+// the latter also with two messages per stream staging at once. The tests pair them with
+// acknowledgements sent on the engine's thread (no acknowledgers) and on acknowledger
+// threads.
+struct StagerMode {
+  int stagers;
+  int read_ahead;
+};
+std::vector<StagerMode> StagerModes() { return {{0, 1}, {3, 1}, {3, 2}}; }
+
+void ApplyStagerMode(const StagerMode& mode, Options& o) {
+  o.pipeline.stager_threads = mode.stagers;
+  o.pipeline.acknowledger_threads = mode.stagers == 0 ? 0 : 2;
+  o.pipeline.stage_inline_below_bytes = 0;
+  o.pipeline.stream_read_ahead = mode.read_ahead;
+}
 
 TEST_P(IngestServiceTest, MessagesLargerThanAStagingBufferAreSplitAndExact) {
-  for (auto [stagers, inline_below] : StagerModes()) {
-    SCOPED_TRACE(::testing::Message() << stagers << " stager threads");
+  for (const StagerMode& mode : StagerModes()) {
+    SCOPED_TRACE(::testing::Message() << mode.stagers << " stager threads, read-ahead " << mode.read_ahead);
     Options o = DefaultOptions();
     o.pipeline.staging_buffers = 2;
     o.pipeline.staging_buffer_bytes = 4096;  // 1024 indices per buffer
-    o.pipeline.stager_threads = stagers;
-    o.pipeline.acknowledger_threads = stagers == 0 ? 0 : 2;
-    o.pipeline.stage_inline_below_bytes = inline_below;
+    ApplyStagerMode(mode, o);
     StartServer(o);
     const uint64_t seed = TestSeed();
     SCOPED_TRACE(::testing::Message() << "seed " << seed);
@@ -346,15 +356,13 @@ TEST_P(IngestServiceTest, MessagesLargerThanAStagingBufferAreSplitAndExact) {
 }
 
 TEST_P(IngestServiceTest, BackpressureWithFewSmallBuffersLosesNothing) {
-  for (auto [stagers, inline_below] : StagerModes()) {
-    SCOPED_TRACE(::testing::Message() << stagers << " stager threads");
+  for (const StagerMode& mode : StagerModes()) {
+    SCOPED_TRACE(::testing::Message() << mode.stagers << " stager threads, read-ahead " << mode.read_ahead);
     Options o = DefaultOptions();
     o.pipeline.staging_buffers = 2;
     o.pipeline.staging_buffer_bytes = 4096;
     o.pipeline.flush_deadline = absl::Microseconds(200);
-    o.pipeline.stager_threads = stagers;
-    o.pipeline.acknowledger_threads = stagers == 0 ? 0 : 2;
-    o.pipeline.stage_inline_below_bytes = inline_below;
+    ApplyStagerMode(mode, o);
     StartServer(o);
     const uint32_t rows = 32, cols = 32;
     ASSERT_TRUE(Create("bp", rows, cols, 255).ok());
@@ -382,8 +390,8 @@ TEST_P(IngestServiceTest, BackpressureWithFewSmallBuffersLosesNothing) {
         grpc::ClientContext ctx;
         if (histograms_->GetServerStats(&ctx, {}, &stats).ok()) {
           max_in_flight = std::max(max_in_flight, stats.staging_buffers_in_flight());
-          EXPECT_LE(stats.queued_messages(),
-                    uint64_t{kStreams});  // one parked per producer at most
+          EXPECT_LE(stats.queued_messages(),  // read-ahead parked per producer at most
+                    uint64_t{kStreams} * mode.read_ahead);
         }
         absl::SleepFor(absl::Milliseconds(1));
       }

@@ -91,6 +91,9 @@ TEST_P(ServerLifecycleTest, BadOptionsAreRefused) {
   o = DefaultOptions();
   o.pipeline.acknowledger_threads = -1;
   EXPECT_EQ(HistdServer::Start(o).status().code(), absl::StatusCode::kInvalidArgument);
+  o = DefaultOptions();
+  o.pipeline.stream_read_ahead = 0;
+  EXPECT_EQ(HistdServer::Start(o).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 // The ingest stream decodes requests itself (ingest_request_decoder.h): bytes that are no

@@ -61,6 +61,11 @@ void HistogramEntry::ResetCounters() {
   counters_ = IngestCounters{};
 }
 
+void HistogramEntry::RestoreCounters(const IngestCounters& counters) {
+  absl::MutexLock lock(&mu_);
+  counters_ = counters;
+}
+
 HistogramStore::HistogramStore(Engine& engine, uint32_t max_histograms,
                                uint64_t max_bins_per_histogram)
     : engine_(engine), max_histograms_(max_histograms), max_bins_(max_bins_per_histogram) {}

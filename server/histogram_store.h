@@ -62,6 +62,8 @@ class HistogramEntry {
   void RecordApplied(uint64_t messages, uint64_t samples, const IngestItemResult& result);
   void RecordRejected(uint64_t samples);
   void ResetCounters();
+  // Replaces the counters (restoring a snapshot).
+  void RestoreCounters(const IngestCounters& counters);
 
  private:
   const HistogramSpec spec_;

@@ -16,16 +16,7 @@ absl::Status FillInfo(Engine& engine, const HistogramEntry& entry, v1::Histogram
   absl::StatusOr<HistogramSummary> summary = engine.Summarize(entry.storage());
   if (!summary.ok()) return summary.status();
   SpecToProto(entry.spec(), info->mutable_spec());
-  const IngestCounters c = entry.counters();
-  info->set_samples_applied(c.samples_applied);
-  info->set_samples_rejected(c.samples_rejected);
-  info->set_messages_applied(c.messages_applied);
-  info->set_messages_rejected(c.messages_rejected);
-  info->set_x_underflow(c.x_underflow);
-  info->set_x_overflow(c.x_overflow);
-  info->set_y_underflow(c.y_underflow);
-  info->set_y_overflow(c.y_overflow);
-  info->set_samples_outside(c.samples_outside);
+  CountersToProto(entry.counters(), info);
   info->set_saturated_bins(summary->saturated_bins);
   info->set_total_count(summary->total_count);
   info->set_bytes_used(entry.storage().bytes_used());

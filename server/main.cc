@@ -63,6 +63,11 @@ ABSL_FLAG(int, acknowledger_threads, kDefaults.pipeline.acknowledger_threads,
 ABSL_FLAG(int, stream_read_ahead, kDefaults.pipeline.stream_read_ahead,
           "messages of one ingest stream that may be staging at once (1: the next read "
           "starts once this message is staged)");
+ABSL_FLAG(std::string, snapshot_path, kDefaults.snapshot.path,
+          "file that keeps the histograms across restarts: restored at start when it exists, "
+          "written at shutdown (after every acknowledged sample is applied); empty: none");
+ABSL_FLAG(absl::Duration, snapshot_interval, kDefaults.snapshot.interval,
+          "also write the snapshot this often while serving (0: only at shutdown)");
 ABSL_FLAG(uint64_t, query_chunk_bytes, kDefaults.query.chunk_bytes,
           "data bytes per QueryChunk when the request does not say");
 ABSL_FLAG(int, rpc_workers, kDefaults.rpc_workers,
@@ -152,6 +157,8 @@ int main(int argc, char** argv) {
   options.pipeline.stager_threads = absl::GetFlag(FLAGS_stager_threads);
   options.pipeline.acknowledger_threads = absl::GetFlag(FLAGS_acknowledger_threads);
   options.pipeline.stream_read_ahead = absl::GetFlag(FLAGS_stream_read_ahead);
+  options.snapshot.path = absl::GetFlag(FLAGS_snapshot_path);
+  options.snapshot.interval = absl::GetFlag(FLAGS_snapshot_interval);
   options.query.chunk_bytes = absl::GetFlag(FLAGS_query_chunk_bytes);
   options.rpc_workers = absl::GetFlag(FLAGS_rpc_workers);
   options.shutdown_grace = absl::GetFlag(FLAGS_shutdown_grace);
@@ -161,7 +168,7 @@ int main(int argc, char** argv) {
       "max_bins_per_histogram=%d max_message_bytes=%d max_concurrent_streams=%d "
       "staging_buffers=%d staging_buffer_bytes=%d flush_deadline=%s eager_flush_depth=%d "
       "stager_threads=%d acknowledger_threads=%d stream_read_ahead=%d "
-      "query_chunk_bytes=%d rpc_workers=%d shutdown_grace=%s",
+      "snapshot_path=%s snapshot_interval=%s query_chunk_bytes=%d rpc_workers=%d shutdown_grace=%s",
       options.address, absl::GetFlag(FLAGS_engine), options.engine.cpu_threads,
       options.engine.cuda_device, options.limits.max_histograms,
       options.limits.max_bins_per_histogram, options.limits.max_message_bytes,
@@ -169,7 +176,8 @@ int main(int argc, char** argv) {
       options.pipeline.staging_buffer_bytes, absl::FormatDuration(options.pipeline.flush_deadline),
       options.pipeline.eager_flush_depth, options.pipeline.stager_threads,
       options.pipeline.acknowledger_threads, options.pipeline.stream_read_ahead,
-      options.query.chunk_bytes, options.rpc_workers,
+      options.snapshot.path.empty() ? "(none)" : options.snapshot.path,
+      absl::FormatDuration(options.snapshot.interval), options.query.chunk_bytes, options.rpc_workers,
       absl::FormatDuration(options.shutdown_grace));
 
   // The handler only writes a byte to this pipe; a thread does the shutdown work.

@@ -61,6 +61,15 @@ struct Options {
     int stream_read_ahead = 1;
   } pipeline;
 
+  // Snapshots (server/snapshot.h): the histograms outlive the process.
+  struct Snapshot {
+    // File restored at start when it exists, and written at shutdown after everything
+    // acknowledged is applied; empty: no snapshots (histograms live as long as the process).
+    std::string path;
+    // Also written this often while serving; zero: only at shutdown.
+    absl::Duration interval = absl::ZeroDuration();
+  } snapshot;
+
   struct Query {
     // Data bytes per QueryChunk when the request leaves max_chunk_bytes at 0.
     size_t chunk_bytes = size_t{1} << 20;

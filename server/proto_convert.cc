@@ -38,6 +38,32 @@ void SpecToProto(const HistogramSpec& spec, v1::HistogramSpec* proto) {
   }
 }
 
+void CountersToProto(const IngestCounters& c, v1::HistogramInfo* info) {
+  info->set_samples_applied(c.samples_applied);
+  info->set_samples_rejected(c.samples_rejected);
+  info->set_messages_applied(c.messages_applied);
+  info->set_messages_rejected(c.messages_rejected);
+  info->set_x_underflow(c.x_underflow);
+  info->set_x_overflow(c.x_overflow);
+  info->set_y_underflow(c.y_underflow);
+  info->set_y_overflow(c.y_overflow);
+  info->set_samples_outside(c.samples_outside);
+}
+
+IngestCounters CountersFromProto(const v1::HistogramInfo& info) {
+  IngestCounters c;
+  c.samples_applied = info.samples_applied();
+  c.samples_rejected = info.samples_rejected();
+  c.messages_applied = info.messages_applied();
+  c.messages_rejected = info.messages_rejected();
+  c.x_underflow = info.x_underflow();
+  c.x_overflow = info.x_overflow();
+  c.y_underflow = info.y_underflow();
+  c.y_overflow = info.y_overflow();
+  c.samples_outside = info.samples_outside();
+  return c;
+}
+
 absl::StatusOr<DType> DTypeFromProto(v1::DType dtype) {
   switch (dtype) {
     case v1::DTYPE_U8: return DType::kU8;

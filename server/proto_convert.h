@@ -23,6 +23,9 @@ namespace histd::server {
 
 absl::StatusOr<HistogramSpec> SpecFromProto(const v1::HistogramSpec& proto);
 void SpecToProto(const HistogramSpec& spec, v1::HistogramSpec* proto);
+// The ingest counters of a HistogramInfo (samples_applied .. samples_outside).
+void CountersToProto(const IngestCounters& counters, v1::HistogramInfo* info);
+IngestCounters CountersFromProto(const v1::HistogramInfo& info);
 
 absl::StatusOr<DType> DTypeFromProto(v1::DType dtype);
 v1::DType DTypeToProto(DType dtype);

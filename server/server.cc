@@ -21,6 +21,7 @@
 #include "server/ingest_service.h"
 #include "server/log.h"
 #include "server/query_service.h"
+#include "server/snapshot.h"
 #include "server/service_context.h"
 #include "server/worker_pool.h"
 
@@ -46,6 +47,12 @@ absl::Status CheckOptions(const Options& o) {
   }
   if (o.query.chunk_bytes < 1) return absl::InvalidArgumentError("query chunk_bytes must be >= 1");
   if (o.rpc_workers < 1) return absl::InvalidArgumentError("rpc_workers must be >= 1");
+  if (o.snapshot.interval < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("snapshot interval must be >= 0");
+  }
+  if (o.snapshot.interval > absl::ZeroDuration() && o.snapshot.path.empty()) {
+    return absl::InvalidArgumentError("a snapshot interval needs a snapshot path");
+  }
   return absl::OkStatus();
 }
 
@@ -74,6 +81,20 @@ absl::StatusOr<std::unique_ptr<HistdServer>> HistdServer::Start(Options options)
 
   server->store_ = std::make_unique<HistogramStore>(*server->engine_, o.limits.max_histograms,
                                                     o.limits.max_bins_per_histogram);
+  if (!o.snapshot.path.empty()) {
+    const absl::Time begin = absl::Now();
+    absl::StatusOr<SnapshotStats> restored =
+        LoadSnapshot(o.snapshot.path, *server->store_, *server->engine_);
+    if (absl::IsNotFound(restored.status())) {
+      LogInfo("snapshot: none at %s yet; starting without histograms", o.snapshot.path);
+    } else if (!restored.ok()) {
+      return restored.status();
+    } else {
+      LogInfo("snapshot: restored %d histograms (%d MiB of bins) from %s in %s",
+              restored->histograms, restored->bin_bytes >> 20, o.snapshot.path,
+              absl::FormatDuration(absl::Now() - begin));
+    }
+  }
   absl::StatusOr<std::unique_ptr<IngestPipeline>> pipeline =
       IngestPipeline::Create(*server->engine_, o.pipeline);
   if (!pipeline.ok()) return pipeline.status();
@@ -119,6 +140,14 @@ absl::StatusOr<std::unique_ptr<HistdServer>> HistdServer::Start(Options options)
     health->SetServingStatus(true);
   }
   LogInfo("listening on %s (health and reflection enabled)", server->address_);
+  if (o.snapshot.interval > absl::ZeroDuration()) {
+    HistdServer* s = server.get();
+    server->snapshotter_ = std::thread([s] {
+      while (!s->stop_snapshots_.WaitForNotificationWithTimeout(s->options_.snapshot.interval)) {
+        (void)s->Snapshot("periodic");  // a failure is logged; the next interval retries
+      }
+    });
+  }
   return server;
 }
 
@@ -155,11 +184,31 @@ void HistdServer::Shutdown(absl::Duration grace) {
   const IngestStats stats = pipeline_->stats();
   LogInfo("shutdown: ingest drained: %d batches, %d messages, %d samples applied since start",
           stats.batches, stats.messages, stats.samples);
+  stop_snapshots_.Notify();
+  if (snapshotter_.joinable()) snapshotter_.join();
+  if (!options_.snapshot.path.empty()) (void)Snapshot("shutdown");  // logged either way
   LogInfo("shutdown: done in %s", absl::FormatDuration(absl::Now() - begin));
   shutdown_done_.Notify();
 }
 
 void HistdServer::Wait() { shutdown_done_.WaitForNotification(); }
+
+absl::Status HistdServer::Snapshot(const char* why) {
+  if (options_.snapshot.path.empty()) {
+    return absl::FailedPreconditionError("no snapshot path was configured");
+  }
+  absl::MutexLock lock(&snapshot_mu_);
+  const absl::Time begin = absl::Now();
+  absl::StatusOr<SnapshotStats> written = WriteSnapshot(options_.snapshot.path, *store_, *engine_);
+  if (!written.ok()) {
+    LogError("snapshot (%s): %s", why, written.status().ToString());
+    return written.status();
+  }
+  LogInfo("snapshot (%s): %d histograms (%d MiB of bins) written to %s in %s", why,
+          written->histograms, written->bin_bytes >> 20, options_.snapshot.path,
+          absl::FormatDuration(absl::Now() - begin));
+  return absl::OkStatus();
+}
 
 IngestStats HistdServer::ingest_stats() const { return pipeline_->stats(); }
 

@@ -10,6 +10,8 @@
 //                                acknowledged UNAVAILABLE. The gRPC server stops accepting and
 //                                gives open RPCs `grace` before cancelling them; the pipeline
 //                                applies everything still staged; then the engine goes.
+//                                With options.snapshot.path, the histograms are restored from
+//                                it at Start and written to it once the pipeline has drained.
 //   Wait()                       blocks until a Shutdown has completed.
 //   ingest_stats()               the pipeline's counters (also after Shutdown).
 // Thread safety: Shutdown and Wait may be called from any thread, Shutdown more than once
@@ -18,6 +20,7 @@
 
 #include <memory>
 #include <string>
+#include <thread>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
@@ -60,6 +63,9 @@ class HistdServer {
   void Shutdown(absl::Duration grace);
   void Wait();
   IngestStats ingest_stats() const;
+  // Writes a snapshot to options().snapshot.path now (FAILED_PRECONDITION without a path);
+  // `why` goes to the log line.
+  absl::Status Snapshot(const char* why);
 
  private:
   explicit HistdServer(Options options);
@@ -78,6 +84,9 @@ class HistdServer {
   std::unique_ptr<grpc::Server> server_;
   std::string address_;
 
+  absl::Mutex snapshot_mu_;  // one snapshot written at a time
+  absl::Notification stop_snapshots_;
+  std::thread snapshotter_;  // every options_.snapshot.interval, when set
   absl::Mutex shutdown_mu_;
   bool shutdown_started_ ABSL_GUARDED_BY(shutdown_mu_) = false;
   absl::Notification shutdown_done_;

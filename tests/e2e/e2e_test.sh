@@ -47,17 +47,34 @@ expect_eq() {  # expect_eq WHAT GOT WANT
 compare() { "$TOOL" compare "$1" "$2" || fail "$1 differs from $2"; }
 
 # ---------------------------------------------------------------- start the daemon
+# Starts histd on a free port with a snapshot file; sets HISTD_PID and ADDR.
+start_histd() {
+  rm -f "$WORK/ready"
+  "$HISTD" --address=127.0.0.1:0 --ready_file="$WORK/ready" --engine=cpu \
+    --snapshot_path="$WORK/histograms.snapshot" >>"$WORK/histd.log" 2>&1 &
+  HISTD_PID=$!
+  for _ in $(seq 1 300); do
+    [[ -s $WORK/ready ]] && break
+    kill -0 "$HISTD_PID" 2>/dev/null || fail "histd exited before it was ready"
+    sleep 0.1
+  done
+  [[ -s $WORK/ready ]] || fail "histd did not write --ready_file within 30 s"
+  ADDR=$(head -n 1 "$WORK/ready" | tr -d '[:space:]')
+  echo "e2e: histd pid $HISTD_PID at $ADDR"
+}
+# SIGTERM, then the exit code must be 0.
+stop_histd() {
+  kill -TERM "$HISTD_PID"
+  set +e
+  wait "$HISTD_PID"
+  RC=$?
+  set -e
+  HISTD_PID=""
+  expect_eq "histd exit code after SIGTERM" "$RC" 0
+}
+
 step "start histd"
-"$HISTD" --address=127.0.0.1:0 --ready_file="$WORK/ready" --engine=cpu >"$WORK/histd.log" 2>&1 &
-HISTD_PID=$!
-for _ in $(seq 1 300); do
-  [[ -s $WORK/ready ]] && break
-  kill -0 "$HISTD_PID" 2>/dev/null || fail "histd exited before it was ready"
-  sleep 0.1
-done
-[[ -s $WORK/ready ]] || fail "histd did not write --ready_file within 30 s"
-ADDR=$(head -n 1 "$WORK/ready" | tr -d '[:space:]')
-echo "e2e: histd pid $HISTD_PID at $ADDR"
+start_histd
 
 step "health"
 expect_eq "health" "$(ctl health)" "SERVING"
@@ -202,11 +219,16 @@ if ctl info c2 >/dev/null 2>&1; then fail "info of a deleted histogram exited 0"
 
 # ---------------------------------------------------------------- graceful stop
 step "SIGTERM"
-kill -TERM "$HISTD_PID"
-set +e
-wait "$HISTD_PID"
-RC=$?
-set -e
-HISTD_PID=""
-expect_eq "histd exit code after SIGTERM" "$RC" 0
+stop_histd
+[[ -s $WORK/histograms.snapshot ]] || fail "no snapshot written at shutdown"
+
+# ---------------------------------------------------------------- restart from the snapshot
+step "restart: histograms restored from the snapshot"
+start_histd
+ctl query h -o "$WORK/h_restored.npy" 2>/dev/null
+compare "$WORK/h_restored.npy" "$WORK/expected.npy"
+ctl list >"$WORK/list2.txt"
+grep -q "^h " "$WORK/list2.txt" || fail "restored list does not show h: $(cat "$WORK/list2.txt")"
+step "SIGTERM again"
+stop_histd
 echo "e2e: PASS"

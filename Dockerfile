@@ -29,10 +29,15 @@ RUN HISTD_BUILD_DIR=/build HISTD_BUILD_TARGETS="histd histctl" \
 
 FROM ${DEBIAN_IMAGE}
 COPY deploy/install-deps.sh /opt/histd/install-deps.sh
+# A fixed uid/gid (10001) so that volumes can be made writable for it (Kubernetes: fsGroup).
 RUN bash /opt/histd/install-deps.sh --runtime && rm -rf /var/lib/apt/lists/* && \
-    useradd --system --no-create-home histd
+    groupadd --system --gid 10001 histd && \
+    useradd --system --uid 10001 --gid histd --no-create-home histd && \
+    install -d -o histd -g histd /var/lib/histd
 COPY --from=build /build/server/histd /build/client/histctl /usr/local/bin/
 USER histd
 EXPOSE 7440
+# Where --snapshot_path should point to keep histograms across container restarts.
+VOLUME /var/lib/histd
 # Containers listen on every interface; the binary's own default is loopback.
 ENTRYPOINT ["/usr/local/bin/histd", "--address=0.0.0.0:7440"]

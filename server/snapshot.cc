@@ -39,6 +39,11 @@ struct Fd {
   }
 };
 
+uint32_t Checksum(const v1::HistogramSnapshot& h) {
+  const uint32_t info = Crc32c(reinterpret_cast<const uint8_t*>(h.info().data()), h.info().size());
+  return Crc32c(reinterpret_cast<const uint8_t*>(h.bins().data()), h.bins().size(), info);
+}
+
 struct BinSums {
   uint64_t total = 0, saturated = 0;
 };
@@ -53,7 +58,8 @@ BinSums Sums(const std::string& bins, uint32_t cap) {
 
 // One histogram, counters read before bins (see the header).
 absl::Status Capture(const HistogramEntry& entry, Engine& engine, v1::HistogramSnapshot* out) {
-  v1::HistogramInfo* info = out->mutable_info();
+  v1::HistogramInfo info_proto;
+  v1::HistogramInfo* info = &info_proto;
   CountersToProto(entry.counters(), info);
   SpecToProto(entry.spec(), info->mutable_spec());
   info->set_bytes_used(entry.storage().bytes_used());
@@ -64,10 +70,13 @@ absl::Status Capture(const HistogramEntry& entry, Engine& engine, v1::HistogramS
   std::string* bins = out->mutable_bins();
   bins->resize(shape.bins());
   if (absl::Status s = engine.ReadBins(entry.storage(), all, bins->data()); !s.ok()) return s;
-  out->set_bins_crc32c(Crc32c(reinterpret_cast<const uint8_t*>(bins->data()), bins->size()));
   const BinSums sums = Sums(*bins, shape.cap);
   info->set_total_count(sums.total);
   info->set_saturated_bins(sums.saturated);
+  if (!info->SerializeToString(out->mutable_info())) {
+    return absl::InternalError("cannot serialize the histogram's info");
+  }
+  out->set_crc32c(Checksum(*out));
   return absl::OkStatus();
 }
 
@@ -155,7 +164,12 @@ absl::StatusOr<SnapshotStats> LoadSnapshot(const std::string& path, HistogramSto
       return DataLoss(path, absl::StrFormat("truncated or corrupt at histogram %d of %d", i + 1,
                                             header.histograms()));
     }
-    absl::StatusOr<HistogramSpec> spec = SpecFromProto(h.info().spec());
+    v1::HistogramInfo info;
+    if (Checksum(h) != h.crc32c() || !info.ParseFromString(h.info())) {
+      return DataLoss(path, absl::StrFormat("histogram %d of %d does not match its checksum",
+                                            i + 1, header.histograms()));
+    }
+    absl::StatusOr<HistogramSpec> spec = SpecFromProto(info.spec());
     if (!spec.ok()) {
       return DataLoss(path, absl::StrFormat("histogram %d of %d: %s", i + 1, header.histograms(),
                                             spec.status().message()));
@@ -169,10 +183,10 @@ absl::StatusOr<SnapshotStats> LoadSnapshot(const std::string& path, HistogramSto
     }
     const auto* data = reinterpret_cast<const uint8_t*>(h.bins().data());
     const BinSums sums = Sums(h.bins(), spec->shape.cap);
-    if (Crc32c(data, h.bins().size()) != h.bins_crc32c() || sums.total != h.info().total_count() ||
-        sums.saturated != h.info().saturated_bins()) {
-      return DataLoss(path, absl::StrFormat("histogram '%s': its bins do not match their "
-                                            "checksum", name));
+    if (sums.total != info.total_count() || sums.saturated != info.saturated_bins()) {
+      return DataLoss(path, absl::StrFormat("histogram '%s': its bins do not add up to the "
+                                            "total_count and saturated_bins recorded with them",
+                                            name));
     }
     for (unsigned char b : h.bins()) {
       if (b > spec->shape.cap) {
@@ -191,7 +205,7 @@ absl::StatusOr<SnapshotStats> LoadSnapshot(const std::string& path, HistogramSto
       return absl::Status(s.code(), absl::StrFormat("snapshot %s: restoring histogram '%s': %s",
                                                     path, name, s.message()));
     }
-    (*entry)->RestoreCounters(CountersFromProto(h.info()));
+    (*entry)->RestoreCounters(CountersFromProto(info));
     stats.histograms += 1;
     stats.bin_bytes += bins;
   }

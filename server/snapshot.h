@@ -4,7 +4,7 @@
 // every --snapshot_interval while it runs.
 //
 // Format: proto/histd/v1/snapshot.proto (a header, then one length-delimited message per
-// histogram: its HistogramInfo, its bins and their CRC-32C).
+// histogram: its HistogramInfo and bins, and one CRC-32C over both).
 // Atomicity: written to `path`.tmp, flushed to disk, then renamed over `path` (and the
 // directory flushed): a reader finds the previous snapshot or the new one, never a mix.
 // Consistency: each histogram's counters are read before its bins, so a snapshot taken

@@ -70,6 +70,7 @@ HISTD_UNARY(histograms_, GetHistogramInfo, GetHistogramInfoRequest, HistogramInf
 HISTD_UNARY(histograms_, ResetHistogram, ResetHistogramRequest, HistogramInfo)
 HISTD_UNARY(histograms_, MergeHistogram, MergeHistogramRequest, HistogramInfo)
 HISTD_UNARY(histograms_, GetServerStats, GetServerStatsRequest, ServerStats)
+HISTD_UNARY(histograms_, WriteSnapshot, WriteSnapshotRequest, WriteSnapshotResponse)
 HISTD_UNARY(query_, Project, ProjectRequest, ProjectResponse)
 HISTD_UNARY(query_, Cdf, CdfRequest, CdfResponse)
 HISTD_UNARY(query_, Quantiles, QuantilesRequest, QuantilesResponse)

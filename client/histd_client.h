@@ -68,6 +68,8 @@ class Client {
       const histd::v1::MergeHistogramRequest& request);
   absl::StatusOr<histd::v1::ServerStats> GetServerStats(
       const histd::v1::GetServerStatsRequest& request = {});
+  absl::StatusOr<histd::v1::WriteSnapshotResponse> WriteSnapshot(
+      const histd::v1::WriteSnapshotRequest& request = {});
 
   // Query service.
   absl::StatusOr<QueryResult> Query(const histd::v1::QueryRequest& request);

@@ -114,6 +114,14 @@ grpc::ServerUnaryReactor* HistogramsService::MergeHistogram(
   });
 }
 
+grpc::ServerUnaryReactor* HistogramsService::WriteSnapshot(
+    grpc::CallbackServerContext* context, const v1::WriteSnapshotRequest* /*request*/,
+    v1::WriteSnapshotResponse* response) {
+  return RunOnWorkers(context, *ctx_.workers, [this, response]() -> absl::Status {
+    return ctx_.write_snapshot(response);
+  });
+}
+
 grpc::ServerUnaryReactor* HistogramsService::GetServerStats(
     grpc::CallbackServerContext* context, const v1::GetServerStatsRequest* /*request*/,
     v1::ServerStats* response) {

@@ -33,6 +33,9 @@ class HistogramsService final : public v1::Histograms::CallbackService {
   grpc::ServerUnaryReactor* GetServerStats(grpc::CallbackServerContext* context,
                                            const v1::GetServerStatsRequest* request,
                                            v1::ServerStats* response) override;
+  grpc::ServerUnaryReactor* WriteSnapshot(grpc::CallbackServerContext* context,
+                                          const v1::WriteSnapshotRequest* request,
+                                          v1::WriteSnapshotResponse* response) override;
 
  private:
   ServiceContext& ctx_;

@@ -109,6 +109,8 @@ absl::StatusOr<std::unique_ptr<HistdServer>> HistdServer::Start(Options options)
   ctx.pipeline = server->pipeline_.get();
   ctx.workers = server->workers_.get();
   ctx.started = absl::Now();
+  HistdServer* self = server.get();
+  ctx.write_snapshot = [self](v1::WriteSnapshotResponse* out) { return self->Snapshot("requested", out); };
   server->histograms_service_ = std::make_unique<HistogramsService>(&ctx);
   server->ingest_service_ = std::make_unique<IngestService>(&ctx);
   server->query_service_ = std::make_unique<QueryService>(&ctx);
@@ -193,9 +195,10 @@ void HistdServer::Shutdown(absl::Duration grace) {
 
 void HistdServer::Wait() { shutdown_done_.WaitForNotification(); }
 
-absl::Status HistdServer::Snapshot(const char* why) {
+absl::Status HistdServer::Snapshot(const char* why, v1::WriteSnapshotResponse* out) {
   if (options_.snapshot.path.empty()) {
-    return absl::FailedPreconditionError("no snapshot path was configured");
+    return absl::FailedPreconditionError(
+        "this daemon has no snapshot path (start it with --snapshot_path)");
   }
   absl::MutexLock lock(&snapshot_mu_);
   const absl::Time begin = absl::Now();
@@ -204,9 +207,16 @@ absl::Status HistdServer::Snapshot(const char* why) {
     LogError("snapshot (%s): %s", why, written.status().ToString());
     return written.status();
   }
+  const absl::Duration took = absl::Now() - begin;
   LogInfo("snapshot (%s): %d histograms (%d MiB of bins) written to %s in %s", why,
           written->histograms, written->bin_bytes >> 20, options_.snapshot.path,
-          absl::FormatDuration(absl::Now() - begin));
+          absl::FormatDuration(took));
+  if (out != nullptr) {
+    out->set_path(options_.snapshot.path);
+    out->set_histograms(written->histograms);
+    out->set_bin_bytes(written->bin_bytes);
+    out->set_seconds(absl::ToDoubleSeconds(took));
+  }
   return absl::OkStatus();
 }
 

@@ -36,6 +36,9 @@ class Server;
 
 namespace histd {
 class Engine;
+namespace v1 {
+class WriteSnapshotResponse;
+}
 }
 
 namespace histd::server {
@@ -64,8 +67,8 @@ class HistdServer {
   void Wait();
   IngestStats ingest_stats() const;
   // Writes a snapshot to options().snapshot.path now (FAILED_PRECONDITION without a path);
-  // `why` goes to the log line.
-  absl::Status Snapshot(const char* why);
+  // `why` goes to the log line; `written` (optional) receives what was written.
+  absl::Status Snapshot(const char* why, v1::WriteSnapshotResponse* written = nullptr);
 
  private:
   explicit HistdServer(Options options);

@@ -8,6 +8,7 @@
 
 #include "absl/time/time.h"
 #include "kernels/engine.h"
+#include "histd/v1/histograms.pb.h"
 #include "server/histogram_store.h"
 #include "server/ingest_pipeline.h"
 #include "server/options.h"
@@ -23,6 +24,8 @@ struct ServiceContext {
   WorkerPool* workers = nullptr;  // engine calls for unary RPCs and queries run here
   absl::Time started;
   std::atomic<uint64_t> active_streams{0};  // ingest streams open now
+  // Writes a snapshot now, serialized with the daemon's own (HistdServer::Snapshot).
+  std::function<absl::Status(v1::WriteSnapshotResponse*)> write_snapshot;
 };
 
 }  // namespace histd::server

@@ -153,6 +153,19 @@ Command StatsCommand() {
           }};
 }
 
+Command SnapshotCommand() {
+  return {"snapshot", "write every histogram to the daemon's --snapshot_path now", "",
+          [](FlagSet& flags) {
+            auto json = std::make_shared<bool>(false);
+            flags.Bool("json", json.get(), "print as JSON");
+            return [json](const Invocation& inv) {
+              absl::Status args = ExpectPositionals(inv, 0, "no arguments");
+              if (!args.ok()) return ReportError(args, true);
+              return PrintOrReport(inv.Connect()->WriteSnapshot(), *json);
+            };
+          }};
+}
+
 Command HealthCommand() {
   return {"health", "grpc.health.v1 check; exits 0 only when SERVING", "", [](FlagSet& flags) {
             auto service = std::make_shared<std::string>();
@@ -182,6 +195,7 @@ void AddHistogramCommands(std::vector<Command>* commands) {
       [](client::Client& c, const histd::v1::ResetHistogramRequest& r) { return c.ResetHistogram(r); }));
   commands->push_back(MergeCommand());
   commands->push_back(StatsCommand());
+  commands->push_back(SnapshotCommand());
   commands->push_back(HealthCommand());
 }
 

@@ -218,6 +218,11 @@ ctl delete c2 >/dev/null
 if ctl info c2 >/dev/null 2>&1; then fail "info of a deleted histogram exited 0"; fi
 
 # ---------------------------------------------------------------- graceful stop
+step "snapshot on request"
+ctl snapshot >"$WORK/snapshot.txt"
+expect_eq "snapshot path" "$(field path <"$WORK/snapshot.txt")" "$WORK/histograms.snapshot"
+[[ -s $WORK/histograms.snapshot ]] || fail "histctl snapshot wrote nothing"
+
 step "SIGTERM"
 stop_histd
 [[ -s $WORK/histograms.snapshot ]] || fail "no snapshot written at shutdown"

@@ -111,6 +111,29 @@ class SnapshotTest : public ServiceTest {
     return held;
   }
 
+  // A copy of the current file restores `histograms` histograms on a second daemon, while
+  // the first one still runs.
+  void ExpectRestoresOnAnotherDaemon(size_t histograms) {
+    const std::string copy = dir_ + "/copy.snapshot";
+    {
+      std::ofstream out(copy, std::ios::binary);
+      out << ReadFile();
+    }
+    Options other = DefaultOptions();
+    other.snapshot.path = copy;
+    absl::StatusOr<std::unique_ptr<HistdServer>> second = HistdServer::Start(other);
+    ASSERT_TRUE(second.ok()) << second.status();
+    auto stub = v1::Histograms::NewStub(
+        grpc::CreateChannel((*second)->address(), grpc::InsecureChannelCredentials()));
+    v1::ListHistogramsResponse list;
+    grpc::ClientContext ctx;
+    ASSERT_TRUE(stub->ListHistograms(&ctx, {}, &list).ok());
+    EXPECT_EQ(static_cast<size_t>(list.histograms_size()), histograms);
+    (*second)->Shutdown(absl::ZeroDuration());
+    second->reset();
+    std::remove(copy.c_str());
+  }
+
   std::string dir_, path_;
 };
 HISTD_INSTANTIATE_ENGINES(SnapshotTest);
@@ -241,19 +264,29 @@ TEST_P(SnapshotTest, PeriodicSnapshotsAppearWhileServing) {
   ASSERT_EQ(IngestOne(IndexMessage(1, "live", {1, 2, 3})).code(), 0);
   // A snapshot written after the acknowledgement holds the histogram.
   EXPECT_TRUE(WaitUntil([&] { return ReadFile().find("live") != std::string::npos; }));
-  // Restored by a second daemon while the first still runs (a copy of the file).
-  const std::string copy = dir_ + "/copy.snapshot";
+  ExpectRestoresOnAnotherDaemon(1);
+}
+
+TEST_P(SnapshotTest, WriteSnapshotRpcWritesNowAndNeedsAPath) {
+  StartServer(WithSnapshot());
+  ASSERT_TRUE(Create("now", 3, 5).ok());
+  ASSERT_EQ(IngestOne(IndexMessage(1, "now", {0, 14, 14})).code(), 0);
+  v1::WriteSnapshotResponse written;
   {
-    std::ofstream out(copy, std::ios::binary);
-    out << ReadFile();
+    grpc::ClientContext ctx;
+    ASSERT_TRUE(histograms_->WriteSnapshot(&ctx, {}, &written).ok());
   }
-  Options other = DefaultOptions();
-  other.snapshot.path = copy;
-  absl::StatusOr<std::unique_ptr<HistdServer>> second = HistdServer::Start(other);
-  ASSERT_TRUE(second.ok()) << second.status();
-  (*second)->Shutdown(absl::ZeroDuration());
-  second->reset();
-  std::remove(copy.c_str());
+  EXPECT_EQ(written.path(), path_);
+  EXPECT_EQ(written.histograms(), 1u);
+  EXPECT_EQ(written.bin_bytes(), 15u);
+  EXPECT_GE(written.seconds(), 0.0);
+  ExpectRestoresOnAnotherDaemon(1);
+  // A daemon without a snapshot path says how to get one.
+  StartServer(DefaultOptions());
+  grpc::ClientContext ctx;
+  const grpc::Status none = histograms_->WriteSnapshot(&ctx, {}, &written);
+  EXPECT_EQ(none.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_NE(none.error_message().find("--snapshot_path"), std::string::npos) << none.error_message();
 }
 
 TEST_P(SnapshotTest, BadSnapshotOptionsAreRefused) {

@@ -59,7 +59,7 @@ absl::StatusOr<HostView> ResolveInput(const ArrayRef& a, const char* what,
     absl::StatusOr<const CpuHistogram*> h = AsCpu(a.histogram, what);
     if (!h.ok()) return h.status();
     to_lock->push_back(*h);
-    view.data = (*h)->bins_for_atomic_update();  // read once the caller locks exclusive
+    view.data = (*h)->bins_for_partitioned_update();  // read once the caller locks exclusive
   }
   return view;
 }
@@ -164,7 +164,7 @@ void CpuEngine::Apply(const StagingBuffer& staging, std::vector<IngestItem> item
   std::vector<IngestItemResult> results;
   uint64_t out_of_range = 0;
   {
-    HistogramLocks locks(histograms, Mode::kShared);
+    HistogramLocks locks(histograms, Mode::kExclusive);
     results = CpuIngest(staging.data(), items, histograms, pool_, &out_of_range);
   }  // unlocked before done: a read issued from done (or after it) sees every sample
   const double seconds = absl::ToDoubleSeconds(absl::Now() - start);

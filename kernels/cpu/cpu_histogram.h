@@ -2,8 +2,8 @@
 // the operations on it.
 //
 // Thread safety: mu() orders everything done to the bins.
-//   - Apply holds it shared (ReaderLock) and changes bins only with atomic compare-and-swap,
-//     so any number of Apply calls fold samples into one histogram at once, exactly.
+//   - Apply holds it exclusive and splits the bins among its tasks, one writer per bin
+//     (cpu_ingest.h); concurrent Apply calls on one histogram take turns.
 //   - Reads (ReadBins, Summarize, compute on a histogram), Merge and Reset hold it exclusive
 //     (Lock): they see no Apply half done and may use plain loads and stores.
 // Several histograms are always locked in address order (HistogramLocks), so operations
@@ -29,8 +29,10 @@ class CpuHistogram final : public HistogramStorage {
   uint64_t bytes_used() const override { return shape().bins(); }
 
   absl::Mutex& mu() const ABSL_LOCK_RETURNED(mu_) { return mu_; }
-  // For atomic read-modify-write only (__atomic builtins), under a shared lock.
-  uint8_t* bins_for_atomic_update() const ABSL_SHARED_LOCKS_REQUIRED(mu_) { return bins_.get(); }
+  // Plain access for Apply's worker threads, while the thread that called Apply holds the
+  // exclusive lock (the analysis cannot see a lock held by another thread); each worker
+  // writes only the bin range it owns.
+  uint8_t* bins_for_partitioned_update() const { return bins_.get(); }
   // Plain access, under the exclusive lock.
   uint8_t* bins() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return bins_.get(); }
 

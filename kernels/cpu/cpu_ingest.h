@@ -1,9 +1,14 @@
 // Exact, saturating, multi-threaded binning of staged samples: the CPU engine's Apply.
 //
-// Every sample increments its bin with a compare-and-swap on that byte (load; if the bin
-// already holds cap, skip; else CAS v -> v + 1, retrying on contention). A bin therefore
-// ends at exactly min(cap, hits) for any skew, order and number of concurrent appliers, and
-// never wraps. Coordinates are binned with AxisBin (kernels/histogram_types.h), the
+// Each histogram of a batch is split into parts owning contiguous bin ranges, one task
+// each (as many as the pool has threads, when its samples and bins are many enough); a
+// task scans all of that histogram's samples and applies those in its range with plain,
+// branch-free saturating increments (v + (v < cap)). Every bin has exactly one writer, so
+// it ends at exactly min(cap, hits) for any skew or order, and never wraps; no atomics.
+// The previous version CAS-ed every sample (a locked instruction each); this one is
+// 1.3-1.5x as fast and, on two threads, as fast as a plain single-threaded ++bins[i] loop
+// (bench/results/cpu_ingest.md: the cache misses of scattered bins are what remains).
+// Coordinates are binned with AxisBin (kernels/histogram_types.h), the
 // definition the CUDA engine shares: x over columns, y over rows; a sample outside either
 // axis counts as that axis' underflow/overflow (both, when both are out) and is not binned.
 #pragma once
@@ -25,8 +30,9 @@ absl::Status CheckCpuIngestItems(const StagingBuffer& staging,
                                  std::vector<const CpuHistogram*>* histograms);
 
 // Folds the checked items into their histograms, spread over the pool. The caller holds
-// every histogram's lock at least shared. Returns one result per item. A bin index >= bins
-// (the caller's validation failed) is skipped and counted in *out_of_range.
+// every histogram's lock exclusively (HistogramLocks::Mode::kExclusive). Returns one
+// result per item. A bin index >= bins (the caller's validation failed) is skipped and
+// counted in *out_of_range.
 std::vector<IngestItemResult> CpuIngest(const uint8_t* staging,
                                         const std::vector<IngestItem>& items,
                                         const std::vector<const CpuHistogram*>& histograms,

@@ -41,6 +41,20 @@ std::vector<uint32_t> RandomIndices(std::mt19937_64& rng, uint64_t n, uint64_t b
   return v;
 }
 
+// Every field of every item's result.
+void ExpectResults(const std::vector<IngestItemResult>& got,
+                   const std::vector<IngestItemResult>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    SCOPED_TRACE(::testing::Message() << "item " << i);
+    EXPECT_EQ(got[i].binned, want[i].binned);
+    EXPECT_EQ(got[i].x_underflow, want[i].x_underflow);
+    EXPECT_EQ(got[i].x_overflow, want[i].x_overflow);
+    EXPECT_EQ(got[i].y_underflow, want[i].y_underflow);
+    EXPECT_EQ(got[i].y_overflow, want[i].y_overflow);
+  }
+}
+
 TEST_P(IngestTest, RandomIndicesMatchReference) {
   HISTD_SEEDED_RNG(rng);
   struct Case { uint32_t rows, cols; uint8_t cap; uint64_t n; };
@@ -151,20 +165,91 @@ TEST_P(IngestTest, ManyItemsOverSeveralHistogramsIncludingOneTwice) {
   ApplyOutcome outcome = ApplyAndWait(engine(), *staging, items);
   ASSERT_TRUE(outcome.status.ok()) << outcome.status;
   EXPECT_EQ(outcome.done_calls, 1);
-  ASSERT_EQ(outcome.results.size(), items.size());
-  for (size_t i = 0; i < items.size(); ++i) {
-    SCOPED_TRACE(::testing::Message() << "item " << i);
-    EXPECT_EQ(outcome.results[i].binned, expected_results[i].binned);
-    EXPECT_EQ(outcome.results[i].x_underflow, expected_results[i].x_underflow);
-    EXPECT_EQ(outcome.results[i].x_overflow, expected_results[i].x_overflow);
-    EXPECT_EQ(outcome.results[i].y_underflow, expected_results[i].y_underflow);
-    EXPECT_EQ(outcome.results[i].y_overflow, expected_results[i].y_overflow);
-  }
+  ExpectResults(outcome.results, expected_results);
   for (size_t h = 0; h < hs.size(); ++h) {
     EXPECT_EQ(ReadAll(engine(), *hs[h]),
               ref::BinIndices(expected_indices[h], hs[h]->shape().bins(), hs[h]->shape().cap))
         << "histogram " << h;
   }
+}
+
+// Batches large enough that the CPU engine splits a histogram's bins among its threads
+// (cpu_ingest.h): several items of index and coordinate samples on one 2M-bin histogram,
+// samples piled on every possible part boundary (bins * p / parts, p < 8) and the ends,
+// plus a second histogram in the same batch.
+TEST_P(IngestTest, LargeBatchesOfOneHistogramAreExact) {
+  HISTD_SEEDED_RNG(rng);
+  auto big = NewHistogram(engine(), 256, 8192, 5);
+  auto other = NewHistogram(engine(), 100, 300, 255);
+  ASSERT_NE(big, nullptr);
+  ASSERT_NE(other, nullptr);
+  const uint64_t bins = big->shape().bins();
+  std::vector<uint32_t> edges = {0, 1, static_cast<uint32_t>(bins - 1), static_cast<uint32_t>(bins - 2)};
+  for (uint64_t parts = 2; parts <= 8; ++parts) {
+    for (uint64_t p = 1; p < parts; ++p) {
+      const uint64_t lo = bins * p / parts;
+      for (uint64_t b : {lo - 1, lo, lo + 1}) edges.push_back(static_cast<uint32_t>(b));
+    }
+  }
+  const AxisRange x{0.0f, 8192.0f}, y{0.0f, 256.0f};
+  std::vector<uint8_t> bytes;
+  std::vector<IngestItem> items;
+  std::vector<uint32_t> expect_big, expect_other;
+  std::vector<IngestItemResult> expected_results;
+  auto add_indices = [&](HistogramStorage* h, std::vector<uint32_t> idx, std::vector<uint32_t>* expect) {
+    IngestItem item;
+    item.histogram = h;
+    item.kind = SampleKind::kBinIndex;
+    item.byte_offset = bytes.size();
+    item.count = idx.size();
+    bytes.insert(bytes.end(), reinterpret_cast<uint8_t*>(idx.data()),
+                 reinterpret_cast<uint8_t*>(idx.data() + idx.size()));
+    expect->insert(expect->end(), idx.begin(), idx.end());
+    items.push_back(item);
+    IngestItemResult r;
+    r.binned = idx.size();
+    expected_results.push_back(r);
+  };
+  for (int k = 0; k < 3; ++k) {
+    std::vector<uint32_t> idx = RandomIndices(rng, 300007, bins);
+    for (size_t i = 0; i < idx.size(); i += 7) idx[i] = edges[rng() % edges.size()];
+    add_indices(big.get(), std::move(idx), &expect_big);
+  }
+  add_indices(other.get(), RandomIndices(rng, 50001, other->shape().bins()), &expect_other);
+  {  // coordinates on the same big histogram, some outside the axes, some on part edges
+    std::vector<float> xy;
+    std::uniform_real_distribution<float> dx(-100.0f, 8300.0f), dy(-3.0f, 259.0f);
+    for (int i = 0; i < 200003; ++i) {
+      if (i % 5 == 0) {
+        const uint32_t e = edges[rng() % edges.size()];
+        xy.push_back(static_cast<float>(e % 8192) + 0.5f);
+        xy.push_back(static_cast<float>(e / 8192) + 0.5f);
+      } else {
+        xy.push_back(dx(rng));
+        xy.push_back(dy(rng));
+      }
+    }
+    IngestItem item;
+    item.histogram = big.get();
+    item.kind = SampleKind::kCoordXY;
+    item.byte_offset = bytes.size();
+    item.count = xy.size() / 2;
+    item.x = x;
+    item.y = y;
+    bytes.insert(bytes.end(), reinterpret_cast<uint8_t*>(xy.data()),
+                 reinterpret_cast<uint8_t*>(xy.data() + xy.size()));
+    ref::CoordOutcome o = ref::BinCoords(xy, big->shape(), x, y);
+    expect_big.insert(expect_big.end(), o.indices.begin(), o.indices.end());
+    items.push_back(item);
+    expected_results.push_back(o.result);
+  }
+  auto staging = Stage(engine(), bytes.data(), bytes.size());
+  ASSERT_NE(staging, nullptr);
+  ApplyOutcome outcome = ApplyAndWait(engine(), *staging, items);
+  ASSERT_TRUE(outcome.status.ok()) << outcome.status;
+  ExpectResults(outcome.results, expected_results);
+  EXPECT_EQ(ReadAll(engine(), *big), ref::BinIndices(expect_big, bins, 5));
+  EXPECT_EQ(ReadAll(engine(), *other), ref::BinIndices(expect_other, other->shape().bins(), 255));
 }
 
 TEST_P(IngestTest, CoordinatesOnTheAxisEdges) {

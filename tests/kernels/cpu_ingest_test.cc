@@ -179,7 +179,9 @@ TEST_P(IngestTest, ManyItemsOverSeveralHistogramsIncludingOneTwice) {
 // plus a second histogram in the same batch.
 TEST_P(IngestTest, LargeBatchesOfOneHistogramAreExact) {
   HISTD_SEEDED_RNG(rng);
-  auto big = NewHistogram(engine(), 256, 8192, 5);
+  // Cap 40: the hot window of RandomIndices saturates, while each boundary bin gets a few
+  // samples only, so a bin applied by two parts would show.
+  auto big = NewHistogram(engine(), 256, 8192, 40);
   auto other = NewHistogram(engine(), 100, 300, 255);
   ASSERT_NE(big, nullptr);
   ASSERT_NE(other, nullptr);
@@ -212,7 +214,7 @@ TEST_P(IngestTest, LargeBatchesOfOneHistogramAreExact) {
   };
   for (int k = 0; k < 3; ++k) {
     std::vector<uint32_t> idx = RandomIndices(rng, 300007, bins);
-    for (size_t i = 0; i < idx.size(); i += 7) idx[i] = edges[rng() % edges.size()];
+    for (size_t i = 0; i < idx.size(); i += 3001) idx[i] = edges[rng() % edges.size()];
     add_indices(big.get(), std::move(idx), &expect_big);
   }
   add_indices(other.get(), RandomIndices(rng, 50001, other->shape().bins()), &expect_other);
@@ -220,7 +222,7 @@ TEST_P(IngestTest, LargeBatchesOfOneHistogramAreExact) {
     std::vector<float> xy;
     std::uniform_real_distribution<float> dx(-100.0f, 8300.0f), dy(-3.0f, 259.0f);
     for (int i = 0; i < 200003; ++i) {
-      if (i % 5 == 0) {
+      if (i % 4001 == 0) {
         const uint32_t e = edges[rng() % edges.size()];
         xy.push_back(static_cast<float>(e % 8192) + 0.5f);
         xy.push_back(static_cast<float>(e / 8192) + 0.5f);
@@ -248,7 +250,7 @@ TEST_P(IngestTest, LargeBatchesOfOneHistogramAreExact) {
   ApplyOutcome outcome = ApplyAndWait(engine(), *staging, items);
   ASSERT_TRUE(outcome.status.ok()) << outcome.status;
   ExpectResults(outcome.results, expected_results);
-  EXPECT_EQ(ReadAll(engine(), *big), ref::BinIndices(expect_big, bins, 5));
+  EXPECT_EQ(ReadAll(engine(), *big), ref::BinIndices(expect_big, bins, 40));
   EXPECT_EQ(ReadAll(engine(), *other), ref::BinIndices(expect_other, other->shape().bins(), 255));
 }
 

@@ -45,6 +45,8 @@ ABSL_FLAG(int, eager_flush_depth, -1,
 ABSL_FLAG(int, acknowledger_threads, -1,
           "in-process histd threads sending acknowledgements (-1: server default)");
 ABSL_FLAG(int, stager_threads, -1, "in-process histd stager threads (-1: server default)");
+ABSL_FLAG(std::string, staging_copy, "auto",
+          "in-process histd staging copy: auto (streaming stores for large parts) or cached");
 ABSL_FLAG(int, stream_read_ahead, 0,
           "in-process histd messages per stream staging at once (0: server default)");
 ABSL_FLAG(int, malloc_arena_max, 2,
@@ -233,6 +235,12 @@ int Main() {
     if (absl::GetFlag(FLAGS_acknowledger_threads) >= 0) {
       o.pipeline.acknowledger_threads = absl::GetFlag(FLAGS_acknowledger_threads);
     }
+    if (absl::GetFlag(FLAGS_staging_copy) == "cached") {
+      o.pipeline.staging_stores = server::CopyStores::kCached;
+    } else if (absl::GetFlag(FLAGS_staging_copy) != "auto") {
+      std::fprintf(stderr, "loadgen: --staging_copy must be auto or cached\n");
+      return 2;
+    }
     if (absl::GetFlag(FLAGS_stream_read_ahead) > 0) {
       o.pipeline.stream_read_ahead = absl::GetFlag(FLAGS_stream_read_ahead);
     }
@@ -245,9 +253,11 @@ int Main() {
     const server::Options::Pipeline& pl = o.pipeline;
     pipeline_note = absl::StrFormat(
         "; pipeline: %d staging buffers of %d MiB, flush deadline %s, eager flush below %d "
-        "batches in flight, %d stager / %d acknowledger threads, %d message(s) per stream staging",
+        "batches in flight, %d stager / %d acknowledger threads, %d message(s) per stream staging, "
+        "%s staging copy",
         pl.staging_buffers, pl.staging_buffer_bytes >> 20, absl::FormatDuration(pl.flush_deadline),
-        pl.eager_flush_depth, pl.stager_threads, pl.acknowledger_threads, pl.stream_read_ahead);
+        pl.eager_flush_depth, pl.stager_threads, pl.acknowledger_threads, pl.stream_read_ahead,
+        pl.staging_stores == server::CopyStores::kAuto ? "streaming" : "cached");
     absl::StatusOr<std::unique_ptr<server::HistdServer>> s = server::HistdServer::Start(o);
     if (!s.ok()) {
       std::fprintf(stderr, "loadgen: cannot start histd: %s\n", s.status().ToString().c_str());

@@ -228,7 +228,8 @@ bool IngestPipeline::StageOrPark(const std::shared_ptr<PendingMessage>& m, bool 
       payload.CopyTo(from, take, dst);
     } else {
       status = CopyValidatedPayload(m->message.histogram->spec(), m->message.kind, payload,
-                                    from / element, take / element, dst);
+                                    from / element, take / element, dst,
+                                    options_.staging_stores);
     }
     const double copy_seconds = absl::ToDoubleSeconds(absl::Now() - copy_started);
     {

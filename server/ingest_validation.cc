@@ -215,7 +215,7 @@ absl::Status CopyValidatedSamples(const HistogramSpec& spec, SampleKind kind, co
 
 absl::Status CopyValidatedPayload(const HistogramSpec& spec, SampleKind kind,
                                   const SamplePayload& payload, size_t first, size_t count,
-                                  uint8_t* dst) {
+                                  uint8_t* dst, CopyStores stores) {
   const size_t element = SampleBytes(kind);
   uint8_t straddler[8];  // a sample split between two spans, gathered
   size_t gathered = 0;
@@ -230,13 +230,13 @@ absl::Status CopyValidatedPayload(const HistogramSpec& spec, SampleKind kind,
       data += take;
       n -= take;
       if (gathered < element) return true;
-      status = CopyValidatedSamples(spec, kind, straddler, 1, out(index), index);
+      status = CopyValidatedSamples(spec, kind, straddler, 1, out(index), index, stores);
       if (!status.ok()) return false;
       index += 1;
       gathered = 0;
     }
     const size_t whole = n / element;
-    status = CopyValidatedSamples(spec, kind, data, whole, out(index), index);
+    status = CopyValidatedSamples(spec, kind, data, whole, out(index), index, stores);
     if (!status.ok()) return false;
     index += whole;
     gathered = n - whole * element;

@@ -14,6 +14,7 @@
 
 #include "absl/status/status.h"
 #include "kernels/histogram_types.h"
+#include "server/copy_stores.h"
 #include "server/histogram_store.h"
 #include "server/sample_payload.h"
 
@@ -22,11 +23,6 @@ namespace histd::server {
 // Checks what does not need the samples: element size and axes.
 absl::Status CheckIngestMessage(const HistogramSpec& spec, SampleKind kind, size_t payload_bytes);
 
-// How the copy writes dst. kAuto: parts of at least 4 KiB go with non-temporal (streaming)
-// stores where the CPU has AVX2 and dst is 4-byte aligned, so staging lines are neither
-// read for ownership nor kept in the cache; smaller parts through the cache. kCached:
-// always through the cache (benchmarks compare the two).
-enum class CopyStores { kAuto, kCached };
 
 // Checks `count` samples at src; when dst is not null, copies them there in the same pass
 // (dst may hold partial garbage when the result is not OK). Error messages give a sample's
@@ -40,6 +36,6 @@ absl::Status CopyValidatedSamples(const HistogramSpec& spec, SampleKind kind, co
 // are counted from the payload's start. Requires (first + count) * element <= size().
 absl::Status CopyValidatedPayload(const HistogramSpec& spec, SampleKind kind,
                                   const SamplePayload& payload, size_t first, size_t count,
-                                  uint8_t* dst);
+                                  uint8_t* dst, CopyStores stores = CopyStores::kAuto);
 
 }  // namespace histd::server

@@ -11,6 +11,7 @@
 
 #include "absl/time/time.h"
 #include "kernels/engine_factory.h"
+#include "server/copy_stores.h"
 
 namespace histd::server {
 
@@ -59,6 +60,10 @@ struct Options {
     // More lets gRPC deliver a stream's next message while a stager copies this one; each
     // parked message adds to the memory bound above (this many per open stream).
     int stream_read_ahead = 1;
+    // How messages are copied into staging (ingest_validation.h): kAuto streams large parts
+    // with non-temporal stores; kCached copies through the cache (the pre-2026-11-23 way,
+    // kept for A/B measurements; the load generator's --staging_copy).
+    CopyStores staging_stores = CopyStores::kAuto;
   } pipeline;
 
   // Snapshots (server/snapshot.h): the histograms outlive the process.

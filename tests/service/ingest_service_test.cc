@@ -299,20 +299,22 @@ TEST_P(IngestServiceTest, ConcurrentProducersGiveExactTotals) {
 }
 
 // Staging on the receiving thread (no stagers) and on stager threads (every message),
-// the latter also with two messages per stream staging at once. The tests pair them with
-// acknowledgements sent on the engine's thread (no acknowledgers) and on acknowledger
-// threads.
+// the latter also with two messages per stream staging at once and the cached copy. The
+// tests pair them with acknowledgements sent on the engine's thread (no acknowledgers) and
+// on acknowledger threads.
 struct StagerMode {
   int stagers;
   int read_ahead;
+  CopyStores stores = CopyStores::kAuto;
 };
-std::vector<StagerMode> StagerModes() { return {{0, 1}, {3, 1}, {3, 2}}; }
+std::vector<StagerMode> StagerModes() { return {{0, 1}, {3, 1}, {3, 2, CopyStores::kCached}}; }
 
 void ApplyStagerMode(const StagerMode& mode, Options& o) {
   o.pipeline.stager_threads = mode.stagers;
   o.pipeline.acknowledger_threads = mode.stagers == 0 ? 0 : 2;
   o.pipeline.stage_inline_below_bytes = 0;
   o.pipeline.stream_read_ahead = mode.read_ahead;
+  o.pipeline.staging_stores = mode.stores;
 }
 
 TEST_P(IngestServiceTest, MessagesLargerThanAStagingBufferAreSplitAndExact) {

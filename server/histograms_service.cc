@@ -15,12 +15,9 @@ namespace {
 absl::Status FillInfo(Engine& engine, const HistogramEntry& entry, v1::HistogramInfo* info) {
   absl::StatusOr<HistogramSummary> summary = engine.Summarize(entry.storage());
   if (!summary.ok()) return summary.status();
-  SpecToProto(entry.spec(), info->mutable_spec());
-  CountersToProto(entry.counters(), info);
+  EntryToInfo(entry, engine.device(), info);
   info->set_saturated_bins(summary->saturated_bins);
   info->set_total_count(summary->total_count);
-  info->set_bytes_used(entry.storage().bytes_used());
-  info->set_device(engine.device());
   return absl::OkStatus();
 }
 

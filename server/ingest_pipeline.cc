@@ -50,24 +50,23 @@ struct IngestPipeline::Slot {
 
 absl::StatusOr<std::unique_ptr<IngestPipeline>> IngestPipeline::Create(
     Engine& engine, const Options::Pipeline& options) {
-  if (options.staging_buffers < 1) {
-    return absl::InvalidArgumentError("staging_buffers must be >= 1");
+  // INVALID_ARGUMENT naming the option when `value` < `least`.
+  auto at_least = [](const char* name, long long value, long long least) {
+    return value >= least ? absl::OkStatus()
+                          : absl::InvalidArgumentError(
+                                absl::StrFormat("%s must be >= %d, got %d", name, least, value));
+  };
+  for (absl::Status s :
+       {at_least("staging_buffers", options.staging_buffers, 1),
+        at_least("staging_buffer_bytes", static_cast<long long>(options.staging_buffer_bytes), 4096),
+        at_least("stager_threads", options.stager_threads, 0),
+        at_least("acknowledger_threads", options.acknowledger_threads, 0),
+        at_least("eager_flush_depth", options.eager_flush_depth, 0),
+        at_least("stream_read_ahead", options.stream_read_ahead, 1)}) {
+    if (!s.ok()) return s;
   }
-  if (options.staging_buffer_bytes < 4096) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "staging_buffer_bytes must be >= 4096, got %d", options.staging_buffer_bytes));
-  }
-  if (options.stager_threads < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("stager_threads must be >= 0, got %d", options.stager_threads));
-  }
-  if (options.acknowledger_threads < 0) {
-    return absl::InvalidArgumentError(absl::StrFormat(
-        "acknowledger_threads must be >= 0, got %d", options.acknowledger_threads));
-  }
-  if (options.stream_read_ahead < 1) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("stream_read_ahead must be >= 1, got %d", options.stream_read_ahead));
+  if (options.flush_deadline < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("flush_deadline must be >= 0");
   }
   std::unique_ptr<IngestPipeline> p(new IngestPipeline(engine, options));
   if (options.stager_threads > 0) {

@@ -70,8 +70,17 @@ uint32_t CopyAndReduce(const uint8_t* src, size_t words, uint8_t* dst, Reduce re
 }
 
 // Which reduction a copy computes: the largest word (bin indices) or whether any word is
-// a non-finite float32 (coordinates).
+// a non-finite float32 (coordinates), with its combining step.
 enum class Check { kLargest, kNonFinite };
+
+template <Check kCheck>
+uint32_t ReduceWords(const uint8_t* p, size_t words) {
+  return kCheck == Check::kLargest ? LargestWord(p, words) : AnyNonFinite(p, words);
+}
+template <Check kCheck>
+uint32_t Combine(uint32_t a, uint32_t b) {
+  return kCheck == Check::kLargest ? (a > b ? a : b) : (a | b);
+}
 
 #if defined(__x86_64__)
 // Streaming copy for large parts (x86-64 with AVX2): each 32-byte vector is loaded once,
@@ -84,12 +93,8 @@ enum class Check { kLargest, kNonFinite };
 template <Check kCheck>
 __attribute__((target("avx2"))) uint32_t StreamCopyAndReduce(const uint8_t* src, size_t words,
                                                               uint8_t* dst) {
-  auto reduce = [](const uint8_t* p, size_t n) {
-    return kCheck == Check::kLargest ? LargestWord(p, n) : AnyNonFinite(p, n);
-  };
-  auto combine = [](uint32_t a, uint32_t b) {
-    return kCheck == Check::kLargest ? (a > b ? a : b) : (a | b);
-  };
+  auto reduce = ReduceWords<kCheck>;
+  auto combine = Combine<kCheck>;
   constexpr size_t kVectorWords = 8, kStepWords = 4 * kVectorWords;
   size_t head = ((32 - (reinterpret_cast<uintptr_t>(dst) & 31)) & 31) / 4;
   head = std::min(head, words);
@@ -142,12 +147,7 @@ uint32_t CopyAndCheck(const uint8_t* src, size_t words, uint8_t* dst, CopyStores
 #else
   (void)stores;
 #endif
-  if constexpr (kCheck == Check::kLargest) {
-    return CopyAndReduce(src, words, dst, LargestWord,
-                         [](uint32_t a, uint32_t b) { return a > b ? a : b; });
-  } else {
-    return CopyAndReduce(src, words, dst, AnyNonFinite, [](uint32_t a, uint32_t b) { return a | b; });
-  }
+  return CopyAndReduce(src, words, dst, ReduceWords<kCheck>, Combine<kCheck>);
 }
 
 // first_index: the position of src[0] in its message, for the error message.

@@ -50,6 +50,13 @@ void CountersToProto(const IngestCounters& c, v1::HistogramInfo* info) {
   info->set_samples_outside(c.samples_outside);
 }
 
+void EntryToInfo(const HistogramEntry& entry, const std::string& device, v1::HistogramInfo* info) {
+  SpecToProto(entry.spec(), info->mutable_spec());
+  CountersToProto(entry.counters(), info);
+  info->set_bytes_used(entry.storage().bytes_used());
+  info->set_device(device);
+}
+
 IngestCounters CountersFromProto(const v1::HistogramInfo& info) {
   IngestCounters c;
   c.samples_applied = info.samples_applied();

@@ -26,6 +26,9 @@ void SpecToProto(const HistogramSpec& spec, v1::HistogramSpec* proto);
 // The ingest counters of a HistogramInfo (samples_applied .. samples_outside).
 void CountersToProto(const IngestCounters& counters, v1::HistogramInfo* info);
 IngestCounters CountersFromProto(const v1::HistogramInfo& info);
+// Everything of a HistogramInfo but the bin sums (total_count, saturated_bins), which need
+// the bins: spec, ingest counters, bytes used, and `device`.
+void EntryToInfo(const HistogramEntry& entry, const std::string& device, v1::HistogramInfo* info);
 
 absl::StatusOr<DType> DTypeFromProto(v1::DType dtype);
 v1::DType DTypeToProto(DType dtype);

@@ -39,12 +39,7 @@ absl::Status CheckOptions(const Options& o) {
   if (o.limits.max_bins_per_histogram < 1) {
     return absl::InvalidArgumentError("max_bins_per_histogram must be >= 1");
   }
-  if (o.pipeline.flush_deadline < absl::ZeroDuration()) {
-    return absl::InvalidArgumentError("flush_deadline must be >= 0");
-  }
-  if (o.pipeline.eager_flush_depth < 0) {
-    return absl::InvalidArgumentError("eager_flush_depth must be >= 0");
-  }
+  // The pipeline's own options are checked by IngestPipeline::Create.
   if (o.query.chunk_bytes < 1) return absl::InvalidArgumentError("query chunk_bytes must be >= 1");
   if (o.rpc_workers < 1) return absl::InvalidArgumentError("rpc_workers must be >= 1");
   if (o.snapshot.interval < absl::ZeroDuration()) {
@@ -81,6 +76,10 @@ absl::StatusOr<std::unique_ptr<HistdServer>> HistdServer::Start(Options options)
 
   server->store_ = std::make_unique<HistogramStore>(*server->engine_, o.limits.max_histograms,
                                                     o.limits.max_bins_per_histogram);
+  absl::StatusOr<std::unique_ptr<IngestPipeline>> pipeline =
+      IngestPipeline::Create(*server->engine_, o.pipeline);
+  if (!pipeline.ok()) return pipeline.status();
+  server->pipeline_ = *std::move(pipeline);
   if (!o.snapshot.path.empty()) {
     const absl::Time begin = absl::Now();
     absl::StatusOr<SnapshotStats> restored =
@@ -95,10 +94,6 @@ absl::StatusOr<std::unique_ptr<HistdServer>> HistdServer::Start(Options options)
               absl::FormatDuration(absl::Now() - begin));
     }
   }
-  absl::StatusOr<std::unique_ptr<IngestPipeline>> pipeline =
-      IngestPipeline::Create(*server->engine_, o.pipeline);
-  if (!pipeline.ok()) return pipeline.status();
-  server->pipeline_ = *std::move(pipeline);
   server->workers_ = std::make_unique<WorkerPool>(o.rpc_workers);
 
   server->ctx_ = std::make_unique<ServiceContext>();
@@ -109,7 +104,7 @@ absl::StatusOr<std::unique_ptr<HistdServer>> HistdServer::Start(Options options)
   ctx.pipeline = server->pipeline_.get();
   ctx.workers = server->workers_.get();
   ctx.started = absl::Now();
-  HistdServer* self = server.get();
+  HistdServer* const self = server.get();
   ctx.write_snapshot = [self](v1::WriteSnapshotResponse* out) { return self->Snapshot("requested", out); };
   server->histograms_service_ = std::make_unique<HistogramsService>(&ctx);
   server->ingest_service_ = std::make_unique<IngestService>(&ctx);
@@ -143,10 +138,9 @@ absl::StatusOr<std::unique_ptr<HistdServer>> HistdServer::Start(Options options)
   }
   LogInfo("listening on %s (health and reflection enabled)", server->address_);
   if (o.snapshot.interval > absl::ZeroDuration()) {
-    HistdServer* s = server.get();
-    server->snapshotter_ = std::thread([s] {
-      while (!s->stop_snapshots_.WaitForNotificationWithTimeout(s->options_.snapshot.interval)) {
-        (void)s->Snapshot("periodic");  // a failure is logged; the next interval retries
+    server->snapshotter_ = std::thread([self] {
+      while (!self->stop_snapshots_.WaitForNotificationWithTimeout(self->options_.snapshot.interval)) {
+        (void)self->Snapshot("periodic");  // a failure is logged; the next interval retries
       }
     });
   }

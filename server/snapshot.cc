@@ -44,26 +44,24 @@ uint32_t Checksum(const v1::HistogramSnapshot& h) {
   return Crc32c(reinterpret_cast<const uint8_t*>(h.bins().data()), h.bins().size(), info);
 }
 
+// One pass over the bins: their sum, how many read cap, how many exceed it (never, intact).
 struct BinSums {
-  uint64_t total = 0, saturated = 0;
+  uint64_t total = 0, saturated = 0, above_cap = 0;
 };
 BinSums Sums(const std::string& bins, uint32_t cap) {
   BinSums s;
   for (unsigned char b : bins) {
     s.total += b;
     s.saturated += b == cap;
+    s.above_cap += b > cap;
   }
   return s;
 }
 
 // One histogram, counters read before bins (see the header).
 absl::Status Capture(const HistogramEntry& entry, Engine& engine, v1::HistogramSnapshot* out) {
-  v1::HistogramInfo info_proto;
-  v1::HistogramInfo* info = &info_proto;
-  CountersToProto(entry.counters(), info);
-  SpecToProto(entry.spec(), info->mutable_spec());
-  info->set_bytes_used(entry.storage().bytes_used());
-  info->set_device(engine.device());
+  v1::HistogramInfo info;
+  EntryToInfo(entry, engine.device(), &info);
   const HistogramShape& shape = entry.spec().shape;
   ReadSpec all;
   all.region = Region{0, shape.rows, 0, shape.cols};
@@ -71,9 +69,9 @@ absl::Status Capture(const HistogramEntry& entry, Engine& engine, v1::HistogramS
   bins->resize(shape.bins());
   if (absl::Status s = engine.ReadBins(entry.storage(), all, bins->data()); !s.ok()) return s;
   const BinSums sums = Sums(*bins, shape.cap);
-  info->set_total_count(sums.total);
-  info->set_saturated_bins(sums.saturated);
-  if (!info->SerializeToString(out->mutable_info())) {
+  info.set_total_count(sums.total);
+  info.set_saturated_bins(sums.saturated);
+  if (!info.SerializeToString(out->mutable_info())) {
     return absl::InternalError("cannot serialize the histogram's info");
   }
   out->set_crc32c(Checksum(*out));
@@ -188,11 +186,9 @@ absl::StatusOr<SnapshotStats> LoadSnapshot(const std::string& path, HistogramSto
                                             "total_count and saturated_bins recorded with them",
                                             name));
     }
-    for (unsigned char b : h.bins()) {
-      if (b > spec->shape.cap) {
-        return DataLoss(path, absl::StrFormat("histogram '%s' has a bin of %d above its cap %d",
-                                              name, b, spec->shape.cap));
-      }
+    if (sums.above_cap != 0) {
+      return DataLoss(path, absl::StrFormat("histogram '%s' has %d bins above its cap %d", name,
+                                            sums.above_cap, spec->shape.cap));
     }
     absl::StatusOr<std::shared_ptr<HistogramEntry>> entry = store.Create(*spec);
     if (!entry.ok()) {

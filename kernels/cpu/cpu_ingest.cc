@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <unordered_map>
 
 #include "absl/strings/str_format.h"
 #include "kernels/histogram_types.h"
@@ -117,15 +118,10 @@ std::vector<IngestItemResult> CpuIngest(const uint8_t* staging,
                                         ThreadPool& pool, uint64_t* out_of_range) {
   // Items by histogram (a batch may hold several items of one histogram), in first-seen order.
   std::vector<Group> groups;
-  std::vector<std::pair<const CpuHistogram*, size_t>> index;  // histogram -> group, sorted
+  std::unordered_map<const CpuHistogram*, size_t> group_of;
   for (size_t i = 0; i < items.size(); ++i) {
-    const CpuHistogram* h = histograms[i];
-    auto it = std::lower_bound(index.begin(), index.end(), std::make_pair(h, size_t{0}),
-                               [](const auto& a, const auto& b) { return a.first < b.first; });
-    if (it == index.end() || it->first != h) {
-      it = index.insert(it, {h, groups.size()});
-      groups.push_back(Group{h, {}});
-    }
+    const auto [it, added] = group_of.try_emplace(histograms[i], groups.size());
+    if (added) groups.push_back(Group{histograms[i], {}});
     groups[it->second].items.push_back(i);
   }
   std::vector<Task> tasks;

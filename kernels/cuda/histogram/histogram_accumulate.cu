@@ -284,12 +284,8 @@ absl::Status HistogramAccumulate::run(const HistogramAccumulateArgs& args, void*
   HISTD_RETURN_IF_ERROR(can_implement(args));
   if (args.work_count == 0) return absl::OkStatus();
   if (workspace == nullptr) return absl::InvalidArgumentError("histogram: workspace is null");
-  int device = 0;
-  HISTD_CUDA_RETURN_IF_ERROR(cudaGetDevice(&device));
-  if (device != device_) {
-    HISTD_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, device));
-    device_ = device;
-  }
+  const absl::StatusOr<int> sm_count = CurrentDeviceSmCount();  // cached per device
+  if (!sm_count.ok()) return sm_count.status();
   const HistogramAccumulateOptions& o = args.options;
   if (UsesClusterResident(args)) {
     const int rc = o.strategy == HistogramStrategy::kClusterResident && o.config >= 0
@@ -324,10 +320,10 @@ absl::Status HistogramAccumulate::run(const HistogramAccumulateArgs& args, void*
       p.defer.item_pool, p.defer.item_alloc, p.defer.any_record, plan.defer.warps);
   HISTD_RETURN_IF_ERROR(CheckLaunch("PlanTilesKernel", stream));
   const uint64_t tile_bound = args.total_samples / plan_tile + uint64_t(args.work_count);
-  HISTD_RETURN_IF_ERROR(histogram::LaunchConfig(config, p, tile_bound, sm_count_, stream));
+  HISTD_RETURN_IF_ERROR(histogram::LaunchConfig(config, p, tile_bound, *sm_count, stream));
   if (!plan.defers || (o.bench_probe & histogram::kProbeSkipDeferredFold)) return absl::OkStatus();
   const histogram::DeferredFoldParams f{args.work, args.work_count, p.tile_start, p.defer};
-  return histogram::LaunchFoldDeferred(f, sm_count_, stream);
+  return histogram::LaunchFoldDeferred(f, *sm_count, stream);
 }
 
 }  // namespace histd::cuda

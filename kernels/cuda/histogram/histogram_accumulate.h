@@ -19,8 +19,8 @@
 // 16-byte chunks of the histograms under its own locks. Within one launch, any number of
 // work items may target the same histogram.
 //
-// Thread safety: a HistogramAccumulate holds only cached device properties; distinct
-// objects may be used from distinct threads. One object is not meant for concurrent use.
+// Thread safety: a HistogramAccumulate holds no state; any object may be used from any
+// thread, concurrently.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -99,8 +99,6 @@ class HistogramAccumulate {
  private:
   // kClusterResident, or kAuto where the dispatch rule (histogram_tuning.h) picks it.
   static bool UsesClusterResident(const HistogramAccumulateArgs& args);
-  int device_ = -1;
-  int sm_count_ = 0;
 };
 
 }  // namespace histd::cuda

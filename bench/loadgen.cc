@@ -47,8 +47,8 @@ ABSL_FLAG(int, acknowledger_threads, -1,
 ABSL_FLAG(int, stager_threads, -1, "in-process histd stager threads (-1: server default)");
 ABSL_FLAG(std::string, staging_copy, "auto",
           "in-process histd staging copy: auto (streaming stores for large parts) or cached");
-ABSL_FLAG(int, stream_read_ahead, 0,
-          "in-process histd messages per stream staging at once (0: server default)");
+ABSL_FLAG(int64_t, stream_read_ahead_bytes, 0,
+          "in-process histd payload bytes per stream waiting to be staged (0: server default)");
 ABSL_FLAG(int, malloc_arena_max, 2,
           "glibc heap arenas for this process (histd's default; 0: glibc's); the in-process "
           "histd and the bare sink run under the same setting");
@@ -241,8 +241,8 @@ int Main() {
       std::fprintf(stderr, "loadgen: --staging_copy must be auto or cached\n");
       return 2;
     }
-    if (absl::GetFlag(FLAGS_stream_read_ahead) > 0) {
-      o.pipeline.stream_read_ahead = absl::GetFlag(FLAGS_stream_read_ahead);
+    if (absl::GetFlag(FLAGS_stream_read_ahead_bytes) > 0) {
+      o.pipeline.stream_read_ahead_bytes = absl::GetFlag(FLAGS_stream_read_ahead_bytes);
     }
     if (absl::GetFlag(FLAGS_flush_deadline_us) >= 0) {
       o.pipeline.flush_deadline = absl::Microseconds(absl::GetFlag(FLAGS_flush_deadline_us));
@@ -253,10 +253,10 @@ int Main() {
     const server::Options::Pipeline& pl = o.pipeline;
     pipeline_note = absl::StrFormat(
         "; pipeline: %d staging buffers of %d MiB, flush deadline %s, eager flush below %d "
-        "batches in flight, %d stager / %d acknowledger threads, %d message(s) per stream staging, "
+        "batches in flight, %d stager / %d acknowledger threads, %d KiB read-ahead per stream, "
         "%s staging copy",
         pl.staging_buffers, pl.staging_buffer_bytes >> 20, absl::FormatDuration(pl.flush_deadline),
-        pl.eager_flush_depth, pl.stager_threads, pl.acknowledger_threads, pl.stream_read_ahead,
+        pl.eager_flush_depth, pl.stager_threads, pl.acknowledger_threads, pl.stream_read_ahead_bytes >> 10,
         pl.staging_stores == server::CopyStores::kAuto ? "streaming" : "cached");
     absl::StatusOr<std::unique_ptr<server::HistdServer>> s = server::HistdServer::Start(o);
     if (!s.ok()) {

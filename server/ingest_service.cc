@@ -1,5 +1,7 @@
 #include "server/ingest_service.h"
 
+#include <algorithm>
+#include <cstddef>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -66,7 +68,7 @@ class IngestStreamReactor final
       }
       actions = NextActionsLocked();
     }
-    if (actions.write == nullptr && !actions.finish) return nullptr;
+    if (actions.write == nullptr && !actions.read && !actions.finish) return nullptr;
     return [this, actions] { Perform(actions); };
   }
 
@@ -84,6 +86,7 @@ class IngestStreamReactor final
     }
     // Decode in place: the samples stay in the slices they arrived in (SamplePayload).
     absl::StatusOr<DecodedIngestRequest> request = DecodeIngestRequest(request_);
+    const size_t charge = std::max(request_.Length(), kReadAheadMinChargeBytes);
     request_.Clear();  // the payload holds its own references to the slices
     auto ack = std::make_shared<PendingAck>();
     if (request.ok()) ack->response.set_sequence(request->sequence);
@@ -95,7 +98,7 @@ class IngestStreamReactor final
       pending_.push_back(ack);
       ++received_;
       after_notice = stopping_;
-      if (!after_notice) ++staging_;
+      if (!after_notice) staging_bytes_ += charge;
     }
     if (after_notice) {
       OnAck(ack, absl::UnavailableError("histd is shutting down; message not applied"), 0);
@@ -103,7 +106,7 @@ class IngestStreamReactor final
     }
     if (!request.ok()) {
       OnAck(ack, request.status(), 0);
-      OnStaged();
+      OnStaged(charge);
       return;
     }
     absl::StatusOr<std::shared_ptr<HistogramEntry>> entry = ctx_.store->Find(request->histogram);
@@ -113,12 +116,12 @@ class IngestStreamReactor final
       if (entry.ok()) (*entry)->RecordRejected(0);
       const absl::Status status = entry.ok() ? kind.status() : entry.status();
       OnAck(ack, status, 0);
-      OnStaged();
+      OnStaged(charge);
       return;
     }
     IngestPipeline::Message message{*std::move(entry), *kind, std::move(request->samples)};
     ctx_.pipeline->Submit(
-        std::move(message), [this] { OnStaged(); },
+        std::move(message), [this, charge] { OnStaged(charge); },
         [this, ack](absl::Status status, uint64_t count) { OnAck(ack, std::move(status), count); });
   }
 
@@ -160,11 +163,12 @@ class IngestStreamReactor final
     std::optional<grpc::Status> finish;
   };
 
-  void OnStaged() {
+  // `charge`: what the message counted against the read-ahead when it was read.
+  void OnStaged(size_t charge) {
     Actions actions;
     {
       absl::MutexLock lock(&mu_);
-      --staging_;
+      staging_bytes_ -= charge;
       actions = NextActionsLocked();
     }
     Perform(actions);
@@ -214,12 +218,12 @@ class IngestStreamReactor final
       writing_ = true;
       a.write = &response_;
     }
-    if (!reads_done_ && staging_ < ctx_.options->pipeline.stream_read_ahead &&
+    if (!reads_done_ && staging_bytes_ < ctx_.options->pipeline.stream_read_ahead_bytes &&
         !read_outstanding_) {
       read_outstanding_ = true;
       a.read = true;
     }
-    const bool idle = staging_ == 0 && !writing_ && pending_.empty();
+    const bool idle = staging_bytes_ == 0 && !writing_ && pending_.empty();
     if (idle && reads_done_) {
       finished_ = true;
       a.finish = !stopping_ ? grpc::Status::OK
@@ -247,7 +251,9 @@ class IngestStreamReactor final
   grpc::ByteBuffer response_ ABSL_GUARDED_BY(mu_);  // the write in progress
   std::deque<std::shared_ptr<PendingAck>> pending_ ABSL_GUARDED_BY(mu_);  // request order
   bool read_outstanding_ ABSL_GUARDED_BY(mu_) = false;
-  int staging_ ABSL_GUARDED_BY(mu_) = 0;  // messages with the pipeline, not yet staged
+  // Read-ahead charges (kReadAheadMinChargeBytes at least) of the messages with the
+  // pipeline, not yet staged.
+  size_t staging_bytes_ ABSL_GUARDED_BY(mu_) = 0;
   bool writing_ ABSL_GUARDED_BY(mu_) = false;
   bool reads_done_ ABSL_GUARDED_BY(mu_) = false;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;

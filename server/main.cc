@@ -60,9 +60,10 @@ ABSL_FLAG(int, stager_threads, kDefaults.pipeline.stager_threads,
 ABSL_FLAG(int, acknowledger_threads, kDefaults.pipeline.acknowledger_threads,
           "threads that send the acknowledgements of applied batches (0: the engine's "
           "completion thread does it)");
-ABSL_FLAG(int, stream_read_ahead, kDefaults.pipeline.stream_read_ahead,
-          "messages of one ingest stream that may be staging at once (1: the next read "
-          "starts once this message is staged)");
+ABSL_FLAG(uint64_t, stream_read_ahead_bytes, kDefaults.pipeline.stream_read_ahead_bytes,
+          "payload bytes of one ingest stream that may be waiting to be staged: its next read "
+          "starts while fewer are (each message counts 4096 at least; 1: read, stage, then "
+          "read the next)");
 ABSL_FLAG(std::string, snapshot_path, kDefaults.snapshot.path,
           "file that keeps the histograms across restarts: restored at start when it exists, "
           "written at shutdown (after every acknowledged sample is applied); empty: none");
@@ -156,7 +157,7 @@ int main(int argc, char** argv) {
   options.pipeline.eager_flush_depth = absl::GetFlag(FLAGS_eager_flush_depth);
   options.pipeline.stager_threads = absl::GetFlag(FLAGS_stager_threads);
   options.pipeline.acknowledger_threads = absl::GetFlag(FLAGS_acknowledger_threads);
-  options.pipeline.stream_read_ahead = absl::GetFlag(FLAGS_stream_read_ahead);
+  options.pipeline.stream_read_ahead_bytes = absl::GetFlag(FLAGS_stream_read_ahead_bytes);
   options.snapshot.path = absl::GetFlag(FLAGS_snapshot_path);
   options.snapshot.interval = absl::GetFlag(FLAGS_snapshot_interval);
   options.query.chunk_bytes = absl::GetFlag(FLAGS_query_chunk_bytes);
@@ -167,7 +168,7 @@ int main(int argc, char** argv) {
       "histd starting: address=%s engine=%s cpu_threads=%d cuda_device=%d max_histograms=%d "
       "max_bins_per_histogram=%d max_message_bytes=%d max_concurrent_streams=%d "
       "staging_buffers=%d staging_buffer_bytes=%d flush_deadline=%s eager_flush_depth=%d "
-      "stager_threads=%d acknowledger_threads=%d stream_read_ahead=%d "
+      "stager_threads=%d acknowledger_threads=%d stream_read_ahead_bytes=%d "
       "snapshot_path=%s snapshot_interval=%s query_chunk_bytes=%d rpc_workers=%d shutdown_grace=%s",
       options.address, absl::GetFlag(FLAGS_engine), options.engine.cpu_threads,
       options.engine.cuda_device, options.limits.max_histograms,
@@ -175,7 +176,7 @@ int main(int argc, char** argv) {
       options.limits.max_concurrent_streams, options.pipeline.staging_buffers,
       options.pipeline.staging_buffer_bytes, absl::FormatDuration(options.pipeline.flush_deadline),
       options.pipeline.eager_flush_depth, options.pipeline.stager_threads,
-      options.pipeline.acknowledger_threads, options.pipeline.stream_read_ahead,
+      options.pipeline.acknowledger_threads, options.pipeline.stream_read_ahead_bytes,
       options.snapshot.path.empty() ? "(none)" : options.snapshot.path,
       absl::FormatDuration(options.snapshot.interval), options.query.chunk_bytes, options.rpc_workers,
       absl::FormatDuration(options.shutdown_grace));

@@ -15,6 +15,9 @@
 
 namespace histd::server {
 
+// The least an ingest message counts against Options::Pipeline::stream_read_ahead_bytes.
+inline constexpr size_t kReadAheadMinChargeBytes = 4096;
+
 struct Options {
   // host:port to listen on; port 0 picks a free port (HistdServer::address() tells which).
   // Loopback by default: exposing the daemon is an explicit decision.
@@ -36,7 +39,7 @@ struct Options {
 
   struct Pipeline {
     // Staging buffers (pinned on the CUDA engine); memory held by ingest is bounded by
-    // staging_buffers * staging_buffer_bytes plus stream_read_ahead messages per open stream.
+    // staging_buffers * staging_buffer_bytes plus the read-ahead of each open stream (below).
     int staging_buffers = 4;
     size_t staging_buffer_bytes = size_t{16} << 20;
     // A partly filled staging buffer is applied at the latest this long after its first message.
@@ -55,11 +58,14 @@ struct Options {
     // completion thread only frees slots (an acknowledgement is a gRPC write: tens of us).
     // 0: they are sent on the engine's completion thread.
     int acknowledger_threads = 2;
-    // Messages of one ingest stream that may be with the pipeline, not yet staged, at once:
-    // the stream's next read starts while fewer are. 1: read, stage, then read the next.
-    // More lets gRPC deliver a stream's next message while a stager copies this one; each
-    // parked message adds to the memory bound above (this many per open stream).
-    int stream_read_ahead = 1;
+    // Payload bytes of one ingest stream that may be with the pipeline, not yet staged: the
+    // stream's next read starts while its unstaged messages total less than this, each
+    // counted as at least kReadAheadMinChargeBytes (so a stream of tiny messages parks a
+    // bounded number). One message of any size is always read; 1 means read, stage, then
+    // read the next. More lets gRPC deliver a stream's next messages while stagers copy
+    // this one (H100, 8 producers of 1 MiB messages: +20% at 4 MiB against one message).
+    // Memory bound per open stream: stream_read_ahead_bytes + max_message_bytes.
+    size_t stream_read_ahead_bytes = size_t{4} << 20;
     // How messages are copied into staging (ingest_validation.h): kAuto streams large parts
     // with non-temporal stores; kCached copies through the cache (the pre-2026-11-23 way,
     // kept for A/B measurements; the load generator's --staging_copy).

@@ -299,27 +299,34 @@ TEST_P(IngestServiceTest, ConcurrentProducersGiveExactTotals) {
 }
 
 // Staging on the receiving thread (no stagers) and on stager threads (every message),
-// the latter also with two messages per stream staging at once and the cached copy. The
+// the latter also with a read-ahead of three minimum charges per stream and the cached copy. The
 // tests pair them with acknowledgements sent on the engine's thread (no acknowledgers) and
 // on acknowledger threads.
 struct StagerMode {
   int stagers;
-  int read_ahead;
+  size_t read_ahead_bytes;
   CopyStores stores = CopyStores::kAuto;
+  // Messages of one stream that may be parked at once (each counts at least
+  // kReadAheadMinChargeBytes; the last one read may cross the budget).
+  uint64_t MaxParkedPerStream() const {
+    return (read_ahead_bytes - 1) / kReadAheadMinChargeBytes + 1;
+  }
 };
-std::vector<StagerMode> StagerModes() { return {{0, 1}, {3, 1}, {3, 2, CopyStores::kCached}}; }
+std::vector<StagerMode> StagerModes() {
+  return {{0, 1}, {3, 1}, {3, 3 * kReadAheadMinChargeBytes, CopyStores::kCached}};
+}
 
 void ApplyStagerMode(const StagerMode& mode, Options& o) {
   o.pipeline.stager_threads = mode.stagers;
   o.pipeline.acknowledger_threads = mode.stagers == 0 ? 0 : 2;
   o.pipeline.stage_inline_below_bytes = 0;
-  o.pipeline.stream_read_ahead = mode.read_ahead;
+  o.pipeline.stream_read_ahead_bytes = mode.read_ahead_bytes;
   o.pipeline.staging_stores = mode.stores;
 }
 
 TEST_P(IngestServiceTest, MessagesLargerThanAStagingBufferAreSplitAndExact) {
   for (const StagerMode& mode : StagerModes()) {
-    SCOPED_TRACE(::testing::Message() << mode.stagers << " stager threads, read-ahead " << mode.read_ahead);
+    SCOPED_TRACE(::testing::Message() << mode.stagers << " stager threads, read-ahead " << mode.read_ahead_bytes << " bytes");
     Options o = DefaultOptions();
     o.pipeline.staging_buffers = 2;
     o.pipeline.staging_buffer_bytes = 4096;  // 1024 indices per buffer
@@ -359,7 +366,7 @@ TEST_P(IngestServiceTest, MessagesLargerThanAStagingBufferAreSplitAndExact) {
 
 TEST_P(IngestServiceTest, BackpressureWithFewSmallBuffersLosesNothing) {
   for (const StagerMode& mode : StagerModes()) {
-    SCOPED_TRACE(::testing::Message() << mode.stagers << " stager threads, read-ahead " << mode.read_ahead);
+    SCOPED_TRACE(::testing::Message() << mode.stagers << " stager threads, read-ahead " << mode.read_ahead_bytes << " bytes");
     Options o = DefaultOptions();
     o.pipeline.staging_buffers = 2;
     o.pipeline.staging_buffer_bytes = 4096;
@@ -393,7 +400,7 @@ TEST_P(IngestServiceTest, BackpressureWithFewSmallBuffersLosesNothing) {
         if (histograms_->GetServerStats(&ctx, {}, &stats).ok()) {
           max_in_flight = std::max(max_in_flight, stats.staging_buffers_in_flight());
           EXPECT_LE(stats.queued_messages(),  // read-ahead parked per producer at most
-                    uint64_t{kStreams} * mode.read_ahead);
+                    uint64_t{kStreams} * mode.MaxParkedPerStream());
         }
         absl::SleepFor(absl::Milliseconds(1));
       }

@@ -92,7 +92,7 @@ TEST_P(ServerLifecycleTest, BadOptionsAreRefused) {
   o.pipeline.acknowledger_threads = -1;
   EXPECT_EQ(HistdServer::Start(o).status().code(), absl::StatusCode::kInvalidArgument);
   o = DefaultOptions();
-  o.pipeline.stream_read_ahead = 0;
+  o.pipeline.stream_read_ahead_bytes = 0;
   EXPECT_EQ(HistdServer::Start(o).status().code(), absl::StatusCode::kInvalidArgument);
 }
 

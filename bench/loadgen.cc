@@ -253,10 +253,11 @@ int Main() {
     const server::Options::Pipeline& pl = o.pipeline;
     pipeline_note = absl::StrFormat(
         "; pipeline: %d staging buffers of %d MiB, flush deadline %s, eager flush below %d "
-        "batches in flight, %d stager / %d acknowledger threads, %d KiB read-ahead per stream, "
+        "batches in flight, %d stager / %d acknowledger threads, %d bytes of read-ahead per stream, "
         "%s staging copy",
         pl.staging_buffers, pl.staging_buffer_bytes >> 20, absl::FormatDuration(pl.flush_deadline),
-        pl.eager_flush_depth, pl.stager_threads, pl.acknowledger_threads, pl.stream_read_ahead_bytes >> 10,
+        pl.eager_flush_depth, pl.stager_threads, pl.acknowledger_threads,
+        pl.stream_read_ahead_bytes,
         pl.staging_stores == server::CopyStores::kAuto ? "streaming" : "cached");
     absl::StatusOr<std::unique_ptr<server::HistdServer>> s = server::HistdServer::Start(o);
     if (!s.ok()) {

@@ -58,11 +58,13 @@ absl::StatusOr<std::unique_ptr<IngestPipeline>> IngestPipeline::Create(
   };
   for (absl::Status s :
        {at_least("staging_buffers", options.staging_buffers, 1),
-        at_least("staging_buffer_bytes", static_cast<long long>(options.staging_buffer_bytes), 4096),
+        at_least("staging_buffer_bytes",
+                 static_cast<long long>(options.staging_buffer_bytes), 4096),
         at_least("stager_threads", options.stager_threads, 0),
         at_least("acknowledger_threads", options.acknowledger_threads, 0),
         at_least("eager_flush_depth", options.eager_flush_depth, 0),
-        at_least("stream_read_ahead_bytes", static_cast<long long>(options.stream_read_ahead_bytes), 1)}) {
+        at_least("stream_read_ahead_bytes",
+                 static_cast<long long>(options.stream_read_ahead_bytes), 1)}) {
     if (!s.ok()) return s;
   }
   if (options.flush_deadline < absl::ZeroDuration()) {

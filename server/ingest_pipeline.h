@@ -15,7 +15,8 @@
 // without calling on_staged; a producer's submits whose on_staged has not run stay under
 // options.stream_read_ahead_bytes (the ingest reactor stops reading, and gRPC flow control
 // does the rest). Memory stays bounded by the staging buffers plus that read-ahead (and one
-// message) per producer. A producer's messages may be staged, applied and acknowledged in any order.
+// message) per producer. A producer's messages may be staged, applied and acknowledged in
+// any order.
 //
 // Payload: a message's samples are read only until it is fully staged, then released
 // (before on_staged), so the receive buffers they live in go back early.

@@ -68,7 +68,7 @@ class IngestStreamReactor final
       }
       actions = NextActionsLocked();
     }
-    if (actions.write == nullptr && !actions.read && !actions.finish) return nullptr;
+    if (!actions.any()) return nullptr;
     return [this, actions] { Perform(actions); };
   }
 
@@ -157,10 +157,13 @@ class IngestStreamReactor final
     v1::IngestResponse response;
     bool done = false;
   };
+  // What NextActionsLocked decided; each must be performed once it is decided (a read
+  // decided and not started leaves read_outstanding_ set forever).
   struct Actions {
     bool read = false;
     const grpc::ByteBuffer* write = nullptr;
     std::optional<grpc::Status> finish;
+    bool any() const { return read || write != nullptr || finish.has_value(); }
   };
 
   // `charge`: what the message counted against the read-ahead when it was read.

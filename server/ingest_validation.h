@@ -23,7 +23,6 @@ namespace histd::server {
 // Checks what does not need the samples: element size and axes.
 absl::Status CheckIngestMessage(const HistogramSpec& spec, SampleKind kind, size_t payload_bytes);
 
-
 // Checks `count` samples at src; when dst is not null, copies them there in the same pass
 // (dst may hold partial garbage when the result is not OK). Error messages give a sample's
 // position as first_index + its index from src.

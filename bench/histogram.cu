@@ -286,9 +286,13 @@ void RunWorkload(Setup& s, double copy_gbs) {
   hc::HistogramAccumulateOptions guess;
   guess.miss_guess = 1;
   prods.push_back({"default, misses CAS guessing 0 first", guess});
-  hc::HistogramAccumulateOptions small_tiles;
-  small_tiles.tile_samples = 1u << 17;
-  prods.push_back({"default with 2^17-sample tiles", small_tiles});
+  if (s.items.size() > 16) {  // large launches: smaller tiles keep fewer histograms' bins in L2 at once
+    for (int log2 = 14; log2 <= 17; ++log2) {
+      hc::HistogramAccumulateOptions t;
+      t.tile_samples = 1u << log2;
+      prods.push_back({hb::Fmt("default with 2^%d-sample tiles", log2), t});
+    }
+  }
   hc::HistogramAccumulateOptions fixed_tiles;
   fixed_tiles.tile_samples =
       histd::cuda::histogram::kHotWindowConfigs[histd::cuda::histogram::kDefaultHotWindowConfig].tile_samples;

@@ -280,7 +280,7 @@ TEST_P(HistogramsServiceTest, ServerStatsCountIngest) {
   EXPECT_EQ(stats.bytes(), 2000u);
   EXPECT_GE(stats.batches(), 1u);
   EXPECT_LE(stats.batches(), 10u);
-  EXPECT_EQ(stats.staging_buffers(), 4u);
+  EXPECT_EQ(stats.staging_buffers(), static_cast<uint64_t>(DefaultOptions().pipeline.staging_buffers));
   EXPECT_EQ(stats.staging_buffers_in_flight(), 0u);
   EXPECT_EQ(stats.queued_messages(), 0u);
   EXPECT_GE(stats.uptime_seconds(), 0.0);

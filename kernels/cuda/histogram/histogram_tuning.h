@@ -133,7 +133,8 @@ inline constexpr bool kAutoPicksClusterResident = false;
 // kGlobalOnly does. A small launch leaves most of L2's atomic throughput idle, while every
 // windowed tile pays a window choice, clear and merge, and small tiles of clustered data
 // merge the same hot words from many blocks at once. The daemon's batches are never larger
-// (a staging buffer holds 16 MiB = 2^22 samples). H100, us per launch of 1 / 8 / 16
+// with its default staging buffers (8 MiB = 2^21 samples; --staging_buffer_bytes up to
+// 16 MiB keeps them under this bound). H100, us per launch of 1 / 8 / 16
 // messages of 2^18 samples, one histogram each (bench "message"), clustered | uniform:
 //   windowed default (adaptive tiles):  98 / 108 / 182  |  59 / 82 / 157
 //   global only:                        59 /  83 / 123  |  38 / 64 / 108

@@ -11,8 +11,8 @@
 //             histograms, in one launch
 //   message   one launch of 1, 8 or 16 ingest messages of 1 MiB (2^18 samples, one histogram
 //             each), clustered and uniform: the daemon's batches (a staging buffer holds
-//             at most 16 MiB, so its launches are always this small)
-// Arguments name the workloads to run (roulo offcentre uniform single service message);
+//             8 MiB by default, so its launches are always this small)
+// Arguments name the workloads to run (ceilings roulo offcentre uniform single service message);
 // none runs them all.
 // Floor: the device copy bandwidth measured here (read + write), over 4 MiB read + 2 MiB
 // written per histogram (service: 4 bytes read per sample). Bins are reset (untimed)
@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "bench/bench_util.cuh"
+#include "bench/histogram_ceilings.cuh"
 #include "bench/histogram_workloads.cuh"
 #include "kernels/cuda/histogram/cluster_resident_geometry.h"
 #include "kernels/cuda/histogram/histogram_accumulate.h"
@@ -371,63 +372,6 @@ void RunWorkload(Setup& s, double copy_gbs) {
   Release(s);
 }
 
-// ---- L2 ceilings: scattered 32-bit operations on an L2-resident buffer -----------------
-// kind 0: loads (through L2), 1: atomicAdd without return (RED), 2: atomicCAS that
-// succeeds (expected value read first), 3: load + CAS as the exact byte update does it.
-__global__ void L2OpsKernel(uint32_t* buf, uint32_t words_mask, int kind, int rounds, uint32_t* sink) {
-  uint32_t acc = 0;
-  uint64_t h = wl::Mix64(blockIdx.x * 1024ull + threadIdx.x);
-  for (int r = 0; r < rounds; ++r) {
-    uint32_t w[8];
-#pragma unroll
-    for (int j = 0; j < 8; ++j) {
-      h = wl::Mix64(h);
-      w[j] = static_cast<uint32_t>(h) & words_mask;
-    }
-    if (kind == 0) {
-#pragma unroll
-      for (int j = 0; j < 8; ++j) acc += __ldcg(buf + w[j]);
-    } else if (kind == 1) {
-#pragma unroll
-      for (int j = 0; j < 8; ++j) atomicAdd(buf + w[j], 1u);
-    } else if (kind == 2) {
-#pragma unroll
-      for (int j = 0; j < 8; ++j) acc += atomicCAS(buf + w[j], 0xFFFFFFFFu, 0xFFFFFFFFu);
-    } else {
-      uint32_t seen[8];
-#pragma unroll
-      for (int j = 0; j < 8; ++j) seen[j] = __ldcg(buf + w[j]);
-#pragma unroll
-      for (int j = 0; j < 8; ++j) acc += atomicCAS(buf + w[j], seen[j], seen[j] + 1);
-    }
-  }
-  if (acc == 0x12345678u) *sink = acc;
-}
-
-void L2Ceilings() {
-  hb::Table t({"operation (scattered 32-bit, 8 in flight per thread)", "buffer", "G ops/s"});
-  uint32_t* buf;
-  uint32_t* sink;
-  BENCH_CUDA(cudaMalloc(&buf, 256u << 20));
-  BENCH_CUDA(cudaMalloc(&sink, 4));
-  BENCH_CUDA(cudaMemset(buf, 0, 256u << 20));
-  const char* names[] = {"load (ld.cg)", "atomicAdd, no return (RED)", "atomicCAS (value unchanged)", "load + atomicCAS (+1)"};
-  for (uint32_t mb : {2u, 32u, 256u}) {
-    const uint32_t words = mb << 18;
-    for (int kind = 0; kind < 4; ++kind) {
-      const int blocks = 132 * 4, threads = 512, rounds = 16;
-      const double ms = hb::MedianMs([&](cudaStream_t st) {
-        L2OpsKernel<<<blocks, threads, 0, st>>>(buf, words - 1, kind, rounds, sink);
-      }, 0, 5, 1);
-      const double ops = double(blocks) * threads * rounds * 8 * (kind == 3 ? 2 : 1);
-      t.Add({names[kind], hb::Fmt("%u MiB", mb), hb::Fmt("%.1f", ops / (ms * 1e6))});
-    }
-  }
-  t.Print("L2 ceilings (what exact byte updates can cost)");
-  BENCH_CUDA(cudaFree(buf));
-  BENCH_CUDA(cudaFree(sink));
-}
-
 Setup PerHistogramSetup(const std::string& name, int kind, wl::ClusterSpec spec) {
   Setup s;
   s.name = name;
@@ -447,7 +391,10 @@ int main(int argc, char** argv) {
   const double copy_gbs = hb::CopyBandwidthGBs();
   std::printf("# Histogram kernels (issue 3)\n\n%s; device copy %.0f GB/s (read + write)\n",
               hb::DeviceLine().c_str(), copy_gbs);
-  if (only.empty()) L2Ceilings();
+  if (only.empty() || wanted("ceilings")) {
+    hb::L2Ceilings();
+    hb::SharedLaneCeilings();
+  }
   const wl::ClusterSpec centre = wl::RouloCluster(kRows, kCols);
   if (wanted("roulo")) {
     Setup s = PerHistogramSetup("Roulo: 256x8192, 2^20 clustered samples/histogram, 64 histograms", 0, centre);

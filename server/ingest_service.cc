@@ -315,6 +315,12 @@ void IngestService::BeginShutdown() {
   for (const auto& next : continuations) next();
 }
 
+void IngestService::WaitForStreams(absl::Time deadline) {
+  absl::MutexLock lock(&mu_);
+  auto all_finished = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return streams_.empty(); };
+  mu_.AwaitWithDeadline(absl::Condition(&all_finished), deadline);
+}
+
 void IngestService::Unregister(IngestStreamReactor* reactor) {
   absl::MutexLock lock(&mu_);
   streams_.erase(reactor);

@@ -22,6 +22,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "histd/v1/ingest.grpc.pb.h"
 #include "server/service_context.h"
 
@@ -37,6 +38,12 @@ class IngestService final : public v1::Ingest::WithRawCallbackMethod_Ingest<v1::
       grpc::CallbackServerContext* context) override;
 
   void BeginShutdown();
+  // After BeginShutdown: returns once every ingest stream has finished (its client
+  // half-closed on the notice and got every acknowledgement) or `deadline` passed, whichever
+  // is first. The gRPC server's own Shutdown must come after it: that ends pending reads of
+  // streams still open, so messages a client has already written would never be read and
+  // their fate never told.
+  void WaitForStreams(absl::Time deadline);
 
  private:
   friend class IngestStreamReactor;

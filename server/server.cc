@@ -172,8 +172,12 @@ void HistdServer::Shutdown(absl::Duration grace) {
   // get their last acknowledgements and finish.
   pipeline_->BeginDrain();
   ingest_service_->BeginShutdown();
+  // Ingest streams first: gRPC's Shutdown would end their pending reads, and a message a
+  // producer had already written would then never be read nor acknowledged.
+  const absl::Time deadline = absl::Now() + grace;
+  ingest_service_->WaitForStreams(deadline);
   // Stops accepting; waits for open RPCs until the deadline, then cancels them.
-  server_->Shutdown(absl::ToChronoTime(absl::Now() + grace));
+  server_->Shutdown(absl::ToChronoTime(deadline));
   LogInfo("shutdown: every RPC finished");
   workers_->Shutdown();
   pipeline_->Shutdown();  // applies and acknowledges everything staged

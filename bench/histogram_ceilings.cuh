@@ -79,22 +79,13 @@ constexpr uint32_t kCeilingLaneWords = 32768;  // 64K 16-bit lanes = 128 KiB, th
 constexpr int kCeilingThreads = 1024;
 constexpr int kCeilingLanesPerRound = 4;       // one 16-byte load of samples per thread
 
-// A lane of a 64-row x 1024-col window centred on Roulo's eye (sigma 8 x 64 bins), the
-// gaussian approximated by a sum of three uniforms (Irwin-Hall, same sigma).
-__device__ __forceinline__ uint32_t EyeLane(uint64_t h) {
-  auto unit = [h](int i) { return float((h >> (10 * i)) & 1023u) * (1.f / 1024.f); };
-  const float dr = (unit(0) + unit(1) + unit(2) - 1.5f) * 16.f;
-  const float dc = (unit(3) + unit(4) + unit(5) - 1.5f) * 128.f;
-  const int row = min(max(int(32.f + dr), 0), 63);
-  const int col = min(max(int(512.f + dc), 0), 1023);
-  return uint32_t(row) * 1024u + uint32_t(col);
-}
-
-// Fills table[i] with lane indices: EyeLane (eye) or uniform over the 64K lanes.
+// Fills table[i] with lane indices of a 64-row x 1024-col window (64K lanes): Roulo's eye
+// (workload::ClusterSample, sigma 8 x 64 bins, centred, no speckle) or uniform.
 __global__ void FillLaneTableKernel(uint32_t* table, uint32_t n, bool eye) {
+  const workload::ClusterSpec centred_eye{32.f, 512.f, 8.f, 64.f, 0.f};
   for (uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += gridDim.x * blockDim.x) {
-    const uint64_t h = workload::Mix64(0x5EEDull * n + i);
-    table[i] = eye ? EyeLane(h) : static_cast<uint32_t>(h) & 0xFFFFu;
+    table[i] = eye ? workload::ClusterSample(0x5EED, i, 64, 1024, centred_eye)
+                   : workload::UniformSample(0x5EED, i, 64 * 1024);
   }
 }
 
@@ -142,9 +133,10 @@ inline void SharedLaneCeilings() {
   BENCH_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   BENCH_CUDA(cudaDeviceGetAttribute(&clock_khz, cudaDevAttrClockRate, device));
   constexpr size_t kSmem = size_t{kCeilingLaneWords} * 4;
-  BENCH_CUDA(cudaFuncSetAttribute(SharedLaneOpsKernel<0>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
-  BENCH_CUDA(cudaFuncSetAttribute(SharedLaneOpsKernel<1>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
-  BENCH_CUDA(cudaFuncSetAttribute(SharedLaneOpsKernel<2>, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
+  using LaneOpsKernel = void (*)(const uint4*, uint32_t, int, uint32_t, uint32_t*);
+  const LaneOpsKernel kernels[] = {SharedLaneOpsKernel<0>, SharedLaneOpsKernel<1>, SharedLaneOpsKernel<2>};
+  for (LaneOpsKernel k : kernels)
+    BENCH_CUDA(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, kSmem));
   uint32_t* sink;
   BENCH_CUDA(cudaMalloc(&sink, 4));
   constexpr uint32_t kTableLanes = 1u << 22;  // 16 MiB: stays in L2 across repetitions
@@ -163,9 +155,7 @@ inline void SharedLaneCeilings() {
     BENCH_CUDA(cudaGetLastError());
     for (int kind = 0; kind < 3; ++kind) {
       const double ms = MedianMs([&](cudaStream_t st) {
-        if (kind == 0) SharedLaneOpsKernel<0><<<sms, kCeilingThreads, kSmem, st>>>(quads, mask, kRounds, 255, sink);
-        if (kind == 1) SharedLaneOpsKernel<1><<<sms, kCeilingThreads, kSmem, st>>>(quads, mask, kRounds, 255, sink);
-        if (kind == 2) SharedLaneOpsKernel<2><<<sms, kCeilingThreads, kSmem, st>>>(quads, mask, kRounds, 255, sink);
+        kernels[kind]<<<sms, kCeilingThreads, kSmem, st>>>(quads, mask, kRounds, 255, sink);
         BENCH_CUDA(cudaGetLastError());
       }, 0, 9, 2);
       const double ops = double(sms) * kCeilingThreads * kRounds * kCeilingLanesPerRound;

@@ -61,9 +61,10 @@ ABSL_FLAG(int, acknowledger_threads, kDefaults.pipeline.acknowledger_threads,
           "threads that send the acknowledgements of applied batches (0: the engine's "
           "completion thread does it)");
 ABSL_FLAG(uint64_t, stream_read_ahead_bytes, kDefaults.pipeline.stream_read_ahead_bytes,
-          "payload bytes of one ingest stream that may be waiting to be staged: its next read "
-          "starts while fewer are (each message counts 4096 at least; 1: read, stage, then "
-          "read the next)");
+          absl::StrFormat("payload bytes of one ingest stream that may be waiting to be "
+                          "staged: its next read starts while fewer are (each message counts "
+                          "%d at least; 1: read, stage, then read the next)",
+                          histd::server::kReadAheadMinChargeBytes));
 ABSL_FLAG(std::string, snapshot_path, kDefaults.snapshot.path,
           "file that keeps the histograms across restarts: restored at start when it exists, "
           "written at shutdown (after every acknowledged sample is applied); empty: none");

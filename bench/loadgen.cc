@@ -10,6 +10,11 @@
 //
 //   histd_bench_loadgen [--engine=cuda] [--producers=4 | --sweep] [--seconds=10]
 //                       [--message_bytes=1048576] [--load_fraction=0.5] [--target=host:port]
+//                       [--sink_target=host:port]
+//   histd_bench_loadgen --serve_sink=host:port   (a bare sink alone, until killed)
+//
+// Out of process (--target and --sink_target, each server its own process, as deployed),
+// the CPU columns count the whole host (/proc/stat) instead of this process.
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -72,6 +77,10 @@ ABSL_FLAG(double, load_fraction, 0,
           "(e.g. 0.5 for the ack latency at half of peak load)");
 ABSL_FLAG(double, target_samples_per_s, 0, "pace every producer at this rate (0: flat out)");
 ABSL_FLAG(bool, sink, true, "also measure the bare gRPC sink (the ceiling)");
+ABSL_FLAG(std::string, sink_target, "",
+          "host:port of a running bare sink (--serve_sink); empty: start one in this process");
+ABSL_FLAG(std::string, serve_sink, "",
+          "host:port: only run a bare sink there (port 0: any), until the process is killed");
 ABSL_FLAG(uint64_t, seed, 1, "seed of the random bin indices");
 
 namespace histd::bench {
@@ -92,6 +101,19 @@ double ProcessCpuSeconds() {
   getrusage(RUSAGE_SELF, &usage);
   return usage.ru_utime.tv_sec + usage.ru_stime.tv_sec +
          1e-6 * (usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
+}
+
+// User + system seconds of every CPU of the host (from /proc/stat), NAN where unreadable.
+double HostCpuSeconds() {
+  FILE* f = std::fopen("/proc/stat", "r");
+  if (f == nullptr) return NAN;
+  unsigned long long user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0,
+                     steal = 0;
+  const int n = std::fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu", &user, &nice,
+                            &system, &idle, &iowait, &irq, &softirq, &steal);
+  std::fclose(f);
+  if (n < 7) return NAN;
+  return static_cast<double>(user + nice + system + irq + softirq + steal) / sysconf(_SC_CLK_TCK);
 }
 
 double CurrentRssMiB() {
@@ -125,6 +147,21 @@ struct Row {
   double cpu_before = 0, cpu_after = 0;  // ProcessCpuSeconds at the window's edges
 };
 
+// "; N queries, mean X ms: ..." from the server's query counters, or "" without queries.
+std::string QueryTimeSplit(const histd::v1::ServerStats& a, const histd::v1::ServerStats& b) {
+  const uint64_t n = b.queries() - a.queries();
+  if (n == 0) return "";
+  const double ms = 1e3 / static_cast<double>(n);
+  const double total = b.query_seconds() - a.query_seconds();
+  const double wait = b.query_worker_wait_seconds() - a.query_worker_wait_seconds();
+  const double read = b.query_read_seconds() - a.query_read_seconds();
+  const double write = b.query_write_seconds() - a.query_write_seconds();
+  return absl::StrFormat(
+      "; %d queries, mean %.2f ms in the server = %.2f waiting for a worker + %.2f reading bins + "
+      "%.2f writing chunks + %.2f other",
+      n, total * ms, wait * ms, read * ms, write * ms, (total - wait - read - write) * ms);
+}
+
 std::string StatsLine(const Row& row) {
   const auto& a = row.before;
   const auto& b = row.after;
@@ -138,7 +175,7 @@ std::string StatsLine(const Row& row) {
       "kernel %.3f s, apply %.3f s (host: stage %.3f s + %.3f s waiting for a stager, enqueue "
       "%.3f s, acknowledge %.3f s) in %.1f s -> "
       "busy %.1f%%; at window end %d/%d staging buffers in flight, %d messages queued; RSS "
-      "%.0f -> %.0f MiB",
+      "%.0f -> %.0f MiB%s",
       row.config, row.target, b.engine(), batches,
       batches ? static_cast<double>(samples) / batches : 0.0,
       batches ? static_cast<double>(messages) / batches : 0.0,
@@ -147,7 +184,7 @@ std::string StatsLine(const Row& row) {
       b.enqueue_seconds() - a.enqueue_seconds(),
       b.acknowledge_seconds() - a.acknowledge_seconds(), wall,
       wall > 0 ? 100 * kernel / wall : 0.0, b.staging_buffers_in_flight(), b.staging_buffers(),
-      b.queued_messages(), row.rss_before, row.rss_after);
+      b.queued_messages(), row.rss_before, row.rss_after, QueryTimeSplit(a, b));
 }
 
 double Median(std::vector<double> v) {
@@ -196,7 +233,22 @@ std::string Hostname() {
   return name;
 }
 
+// --serve_sink: a bare sink alone, so that the ceiling runs in its own process as histd does.
+int ServeSink(const std::string& address) {
+  absl::StatusOr<std::unique_ptr<BareSink>> sink = BareSink::Start(address, 64 << 20);
+  if (!sink.ok()) {
+    std::fprintf(stderr, "loadgen: %s\n", sink.status().ToString().c_str());
+    return 1;
+  }
+  std::printf("bare sink listening on %s\n", (*sink)->address().c_str());
+  std::fflush(stdout);
+  while (true) pause();  // until a signal ends the process
+}
+
 int Main() {
+  if (const std::string serve = absl::GetFlag(FLAGS_serve_sink); !serve.empty()) {
+    return ServeSink(serve);
+  }
   const std::string machine = absl::StrFormat(
       "host %s, %d hardware threads, %s", Hostname(), std::thread::hardware_concurrency(),
       absl::FormatTime("%Y-%m-%d %H:%M UTC", absl::Now(), absl::UTCTimeZone()));
@@ -268,14 +320,20 @@ int Main() {
     target = in_process->address();
   }
   std::unique_ptr<BareSink> sink;
-  if (absl::GetFlag(FLAGS_sink)) {
+  std::string sink_address = absl::GetFlag(FLAGS_sink_target);  // empty: no sink
+  if (absl::GetFlag(FLAGS_sink) && sink_address.empty()) {
     absl::StatusOr<std::unique_ptr<BareSink>> s = BareSink::Start("127.0.0.1:0", max_message);
     if (!s.ok()) {
       std::fprintf(stderr, "loadgen: %s\n", s.status().ToString().c_str());
       return 1;
     }
     sink = *std::move(s);
+    sink_address = sink->address();
   }
+  if (!absl::GetFlag(FLAGS_sink)) sink_address.clear();
+  // In one process the process's CPU is the whole cost; across processes, the host's.
+  const bool host_cpu = in_process == nullptr || (!sink_address.empty() && sink == nullptr);
+  auto cpu_seconds = [host_cpu] { return host_cpu ? HostCpuSeconds() : ProcessCpuSeconds(); };
 
   // The histograms.
   client::ClientOptions client_options;
@@ -331,13 +389,13 @@ int Main() {
   std::vector<std::string> errors;
   auto run = [&](Row row, LoadSpec spec, bool histd) -> absl::StatusOr<Row> {
     spec.on_window_start = [&] {
-      row.cpu_before = ProcessCpuSeconds();
+      row.cpu_before = cpu_seconds();
       if (!histd) return;
       row.rss_before = CurrentRssMiB();
       if (auto s = admin.GetServerStats(); s.ok()) row.before = *s;
     };
     spec.on_window_end = [&] {
-      row.cpu_after = ProcessCpuSeconds();
+      row.cpu_after = cpu_seconds();
       if (!histd) return;
       row.rss_after = CurrentRssMiB();
       if (auto s = admin.GetServerStats(); s.ok()) {
@@ -376,9 +434,9 @@ int Main() {
     const size_t first = rows.size();
     rows.push_back(*h);
 
-    if (sink != nullptr) {
+    if (!sink_address.empty()) {
       LoadSpec sink_spec = spec;
-      sink_spec.target = sink->address();
+      sink_spec.target = sink_address;
       Row sink_row = config_row;
       sink_row.target = "bare sink";
       absl::StatusOr<Row> s = run(sink_row, sink_spec, false);
@@ -394,9 +452,9 @@ int Main() {
       absl::StatusOr<Row> p = run(paced_row, paced, true);
       if (!p.ok()) return 2;
       rows.push_back(*p);
-      if (sink != nullptr) {  // the same paced load on the sink: gRPC's own latency floor
+      if (!sink_address.empty()) {  // the same paced load on the sink: gRPC's own latency floor
         LoadSpec paced_sink = paced;
-        paced_sink.target = sink->address();
+        paced_sink.target = sink_address;
         paced_sink.query_histograms.clear();
         Row paced_sink_row = config_row;
         paced_sink_row.target = absl::StrFormat("bare sink @ %.0f%% load", 100 * fraction);
@@ -405,16 +463,19 @@ int Main() {
         rows.push_back(*ps);
       }
     }
-    const double ceiling = sink != nullptr ? rows[first + 1].result.samples_per_s() : 0;
+    const double ceiling = !sink_address.empty() ? rows[first + 1].result.samples_per_s() : 0;
     for (size_t i = first; i < rows.size(); ++i) rows[i].sink_samples_per_s = ceiling;
   }
 
   // Report.
   std::printf("## histd load generator\n\n");
   std::printf("%s\n\n", machine.c_str());
-  std::printf("histd: %s at %s, engine %s, histograms on %s%s\n",
+  std::printf("histd: %s at %s, engine %s, histograms on %s%s; bare sink: %s\n",
               in_process ? "in-process" : "daemon", target.c_str(), engine_name.c_str(),
-              device.c_str(), pipeline_note.c_str());
+              device.c_str(), pipeline_note.c_str(),
+              sink_address.empty() ? "none"
+              : sink != nullptr    ? "in-process"
+                                   : absl::StrFormat("its own process at %s", sink_address).c_str());
   std::printf("workload: %zu histograms of %u x %u (cap %u), uniform random bin indices, "
               "%g s warm-up + %g s measured per row, at most %d messages in flight per producer, "
               "%s\n\n",
@@ -443,8 +504,11 @@ int Main() {
   if (absl::GetFlag(FLAGS_repeat) > 1) PrintMedians(rows);
   std::printf("\nack latency: from just before a message's Write to the Read of its ack. Flat out "
               "it is mostly queueing (messages in flight / rate); the paced rows (--load_fraction) "
-              "give the latency below saturation. CPU: user + system seconds of this whole process over "
-              "the window (producers and histd or the sink), per wall second and per GB delivered.\n");
+              "give the latency below saturation. CPU: user + system seconds %s over the window, per "
+              "wall second and per GB delivered.\n",
+              host_cpu ? "of the whole host (/proc/stat: producers, histd and the sink in their own "
+                         "processes, and anything else running)"
+                       : "of this whole process (producers and histd or the sink)");
   std::printf("\nserver statistics over each histd window (busy = kernel s / wall s: the GPU's "
               "busy fraction on the CUDA engine, summed over devices; the CPU engine counts its "
               "apply time as kernel time):\n");

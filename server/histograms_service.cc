@@ -147,6 +147,12 @@ grpc::ServerUnaryReactor* HistogramsService::GetServerStats(
   response->set_acknowledge_seconds(ingest.acknowledge_seconds);
   response->set_stage_seconds(ingest.stage_seconds);
   response->set_stage_wait_seconds(ingest.stage_wait_seconds);
+  const QueryStatsSnapshot queries = ctx_.query_stats.Snapshot();
+  response->set_queries(queries.queries);
+  response->set_query_seconds(queries.seconds);
+  response->set_query_worker_wait_seconds(queries.worker_wait_seconds);
+  response->set_query_read_seconds(queries.read_seconds);
+  response->set_query_write_seconds(queries.write_seconds);
   response->set_uptime_seconds(absl::ToDoubleSeconds(absl::Now() - ctx_.started));
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   reactor->Finish(grpc::Status::OK);

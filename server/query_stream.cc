@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -12,7 +13,6 @@
 namespace histd::server {
 namespace {
 
-constexpr uint64_t kMinBandBytes = uint64_t{1} << 20;
 constexpr uint64_t kChunkHeaderRoom = 4096;  // header fields of a QueryChunk, generously
 
 uint64_t BlockEnd(uint32_t begin, uint64_t blocks, uint32_t factor, uint32_t end) {
@@ -25,9 +25,10 @@ class QueryStreamReactor final : public grpc::ServerWriteReactor<v1::QueryChunk>
       : ctx_(ctx), request_(request) {}
 
   void Start() {
-    ctx_.workers->Schedule([this] {
+    started_ = absl::Now();
+    OnWorker([this] {
       if (absl::Status s = Prepare(); !s.ok()) {
-        Finish(ToGrpcStatus(s));
+        FinishWith(ToGrpcStatus(s));
         return;
       }
       ReadBandAndWrite();
@@ -35,24 +36,43 @@ class QueryStreamReactor final : public grpc::ServerWriteReactor<v1::QueryChunk>
   }
 
   void OnWriteDone(bool ok) override {
+    parts_.write += absl::Now() - write_started_;
     if (!ok) {
-      Finish(grpc::Status(grpc::StatusCode::CANCELLED, "query stream closed by the client"));
+      FinishWith(grpc::Status(grpc::StatusCode::CANCELLED, "query stream closed by the client"));
       return;
     }
     if (emitted_ == total_bytes_) {
-      Finish(grpc::Status::OK);
+      FinishWith(grpc::Status::OK);
       return;
     }
-    if (band_pos_ < band_.size()) {
+    if (band_pos_ < band_size_) {
       WriteChunk();
       return;
     }
-    ctx_.workers->Schedule([this] { ReadBandAndWrite(); });
+    OnWorker([this] { ReadBandAndWrite(); });
   }
 
   void OnDone() override { delete this; }
 
  private:
+  // Runs `task` on the worker pool, counting its wait for a worker.
+  template <typename Task>
+  void OnWorker(Task task) {
+    const absl::Time scheduled = absl::Now();
+    ctx_.workers->Schedule([this, scheduled, task = std::move(task)]() mutable {
+      parts_.worker_wait += absl::Now() - scheduled;
+      task();
+    });
+  }
+
+  // The stream's only Finish: records the query's time first (the reactor is deleted in
+  // OnDone, which may run as soon as Finish is called).
+  void FinishWith(const grpc::Status& status) {
+    parts_.total = absl::Now() - started_;
+    ctx_.query_stats.Record(parts_);
+    Finish(status);
+  }
+
   absl::Status Prepare() {
     absl::StatusOr<std::shared_ptr<HistogramEntry>> entry = ctx_.store->Find(request_.name());
     if (!entry.ok()) return entry.status();
@@ -68,7 +88,25 @@ class QueryStreamReactor final : public grpc::ServerWriteReactor<v1::QueryChunk>
     chunk_bytes_ = request_.max_chunk_bytes() != 0 ? request_.max_chunk_bytes()
                                                    : ctx_.options->query.chunk_bytes;
     chunk_bytes_ = std::clamp<uint64_t>(chunk_bytes_, 1, max_chunk);
-    band_budget_ = std::max(chunk_bytes_, kMinBandBytes);
+    band_budget_ = std::max(chunk_bytes_, kMinQueryBandBytes);
+    return AllocateBand();
+  }
+
+  // Band memory for the whole query, never zeroed (each band is read in full before it is
+  // sent): a pooled engine staging buffer when a band fits one (page-locked on the CUDA
+  // engine), else the heap (requests for chunks larger than the daemon's default).
+  absl::Status AllocateBand() {
+    const uint64_t bytes = std::min(band_budget_, total_bytes_);
+    if (bytes == 0) return absl::OkStatus();  // the header chunk alone
+    if (bytes <= ctx_.query_buffers->buffer_bytes()) {
+      absl::StatusOr<HostBufferPool::Lease> lease = ctx_.query_buffers->Acquire();
+      if (!lease.ok()) return lease.status();
+      lease_.emplace(*std::move(lease));
+      band_ = lease_->data();
+    } else {
+      heap_band_.reset(new uint8_t[bytes]);
+      band_ = heap_band_.get();
+    }
     return absl::OkStatus();
   }
 
@@ -94,12 +132,14 @@ class QueryStreamReactor final : public grpc::ServerWriteReactor<v1::QueryChunk>
         next_row_ += 1;
       }
     }
-    band_.resize((r1 - r0) * (c1 - c0) * element_);
+    band_size_ = (r1 - r0) * (c1 - c0) * element_;
     band_pos_ = 0;
+    const absl::Time read_started = absl::Now();
     const absl::Status s =
-        ctx_.engine->ReadBins(entry_->storage(), BandSpec(spec_, r0, r1, c0, c1), band_.data());
+        ctx_.engine->ReadBins(entry_->storage(), BandSpec(spec_, r0, r1, c0, c1), band_);
+    parts_.read += absl::Now() - read_started;
     if (!s.ok()) {
-      Finish(ToGrpcStatus(s));
+      FinishWith(ToGrpcStatus(s));
       return;
     }
     WriteChunk();
@@ -115,11 +155,12 @@ class QueryStreamReactor final : public grpc::ServerWriteReactor<v1::QueryChunk>
       chunk_.set_cap(entry_->spec().shape.cap);
       chunk_.set_total_bytes(total_bytes_);
     }
-    const uint64_t n = std::min<uint64_t>(chunk_bytes_, band_.size() - band_pos_);
+    const uint64_t n = std::min<uint64_t>(chunk_bytes_, band_size_ - band_pos_);
     chunk_.set_offset(emitted_);
-    chunk_.set_data(band_.data() + band_pos_, n);
+    if (n != 0) chunk_.set_data(band_ + band_pos_, n);
     band_pos_ += n;
     emitted_ += n;
+    write_started_ = absl::Now();
     StartWrite(&chunk_);
   }
 
@@ -128,13 +169,17 @@ class QueryStreamReactor final : public grpc::ServerWriteReactor<v1::QueryChunk>
   std::shared_ptr<HistogramEntry> entry_;
   ReadSpec spec_;
   uint64_t out_rows_ = 0, out_cols_ = 0, element_ = 1, total_bytes_ = 0;
-  uint64_t chunk_bytes_ = 1, band_budget_ = kMinBandBytes;
+  uint64_t chunk_bytes_ = 1, band_budget_ = kMinQueryBandBytes;
   uint64_t next_row_ = 0, next_col_ = 0;  // where the next band starts, in output elements
-  std::vector<uint8_t> band_;
-  size_t band_pos_ = 0;
+  std::optional<HostBufferPool::Lease> lease_;  // band memory: pooled,
+  std::unique_ptr<uint8_t[]> heap_band_;         // or from the heap
+  uint8_t* band_ = nullptr;
+  size_t band_size_ = 0, band_pos_ = 0;
   uint64_t emitted_ = 0;
   bool header_sent_ = false;
   v1::QueryChunk chunk_;
+  absl::Time started_, write_started_;
+  QueryStats::Parts parts_;  // touched by one thread at a time, like the rest of the state
 };
 
 }  // namespace

@@ -19,6 +19,10 @@
 
 namespace histd::server {
 
+// A query reads its output in bands of max(chunk bytes, this) bytes at most (one band per
+// worker task); HistdServer sizes the pooled band buffers (ServiceContext::query_buffers) by it.
+inline constexpr uint64_t kMinQueryBandBytes = uint64_t{1} << 20;
+
 // The sub-spec whose ReadBins output is output rows [r0, r1) x output cols [c0, c1) of `full`.
 ReadSpec BandSpec(const ReadSpec& full, uint64_t r0, uint64_t r1, uint64_t c0, uint64_t c1);
 

@@ -20,7 +20,9 @@
 #include "server/ingest_pipeline.h"
 #include "server/ingest_service.h"
 #include "server/log.h"
+#include "server/host_buffer_pool.h"
 #include "server/query_service.h"
+#include "server/query_stream.h"
 #include "server/snapshot.h"
 #include "server/service_context.h"
 #include "server/worker_pool.h"
@@ -95,6 +97,10 @@ absl::StatusOr<std::unique_ptr<HistdServer>> HistdServer::Start(Options options)
     }
   }
   server->workers_ = std::make_unique<WorkerPool>(o.rpc_workers);
+  // One band buffer per worker stays pooled (a query reads its bands on the workers).
+  server->query_buffers_ = std::make_unique<HostBufferPool>(
+      server->engine_.get(), std::max<uint64_t>(o.query.chunk_bytes, kMinQueryBandBytes),
+      o.rpc_workers);
 
   server->ctx_ = std::make_unique<ServiceContext>();
   ServiceContext& ctx = *server->ctx_;
@@ -103,6 +109,7 @@ absl::StatusOr<std::unique_ptr<HistdServer>> HistdServer::Start(Options options)
   ctx.store = server->store_.get();
   ctx.pipeline = server->pipeline_.get();
   ctx.workers = server->workers_.get();
+  ctx.query_buffers = server->query_buffers_.get();
   ctx.started = absl::Now();
   HistdServer* const self = server.get();
   ctx.write_snapshot = [self](v1::WriteSnapshotResponse* out) { return self->Snapshot("requested", out); };

@@ -46,6 +46,7 @@ namespace histd::server {
 class HistogramStore;
 class IngestPipeline;
 class WorkerPool;
+class HostBufferPool;
 struct ServiceContext;
 class HistogramsService;
 class IngestService;
@@ -79,6 +80,7 @@ class HistdServer {
   std::unique_ptr<HistogramStore> store_;
   std::unique_ptr<IngestPipeline> pipeline_;
   std::unique_ptr<WorkerPool> workers_;
+  std::unique_ptr<HostBufferPool> query_buffers_;
   std::unique_ptr<ServiceContext> ctx_;
   std::unique_ptr<HistogramsService> histograms_service_;
   std::unique_ptr<IngestService> ingest_service_;

@@ -10,8 +10,10 @@
 #include "kernels/engine.h"
 #include "histd/v1/histograms.pb.h"
 #include "server/histogram_store.h"
+#include "server/host_buffer_pool.h"
 #include "server/ingest_pipeline.h"
 #include "server/options.h"
+#include "server/query_stats.h"
 #include "server/worker_pool.h"
 
 namespace histd::server {
@@ -22,8 +24,10 @@ struct ServiceContext {
   HistogramStore* store = nullptr;
   IngestPipeline* pipeline = nullptr;
   WorkerPool* workers = nullptr;  // engine calls for unary RPCs and queries run here
+  HostBufferPool* query_buffers = nullptr;  // band buffers for queries (engine staging memory)
   absl::Time started;
   std::atomic<uint64_t> active_streams{0};  // ingest streams open now
+  QueryStats query_stats;                    // Query streams finished, and where their time went
   // Writes a snapshot now, serialized with the daemon's own (HistdServer::Snapshot).
   std::function<absl::Status(v1::WriteSnapshotResponse*)> write_snapshot;
 };

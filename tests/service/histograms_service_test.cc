@@ -296,5 +296,36 @@ TEST_P(HistogramsServiceTest, ServerStatsCountIngest) {
   }));
 }
 
+// Every finished Query stream is counted, failed ones included, and its time split adds up.
+TEST_P(HistogramsServiceTest, ServerStatsCountQueriesAndSplitTheirTime) {
+  auto stats_now = [&] {
+    v1::ServerStats stats;
+    grpc::ClientContext ctx;
+    EXPECT_TRUE(histograms_->GetServerStats(&ctx, {}, &stats).ok());
+    return stats;
+  };
+  const v1::ServerStats before = stats_now();
+  EXPECT_EQ(before.queries(), 0u);
+  EXPECT_EQ(before.query_seconds(), 0.0);
+  ASSERT_TRUE(Create("q", 64, 64).ok());
+  ASSERT_EQ(IngestOne(IndexMessage(1, "q", {0, 5, 4095})).code(), 0);
+  v1::QueryRequest chunked;
+  chunked.set_name("q");
+  chunked.set_max_chunk_bytes(1000);  // 5 chunks of one band
+  const QueryOutcome whole = Query(chunked);
+  ASSERT_TRUE(whole.status.ok()) << whole.status.error_message();
+  EXPECT_EQ(whole.chunks, 5u);
+  EXPECT_EQ(QueryWhole("missing").status.error_code(), grpc::StatusCode::NOT_FOUND);
+  // The server records a query just before its final status reaches the client.
+  ASSERT_TRUE(WaitUntil([&] { return stats_now().queries() == 2; }));
+  const v1::ServerStats after = stats_now();
+  EXPECT_GT(after.query_seconds(), 0.0);
+  EXPECT_GT(after.query_read_seconds(), 0.0);    // one band read
+  EXPECT_GT(after.query_write_seconds(), 0.0);   // five chunks written
+  EXPECT_GE(after.query_worker_wait_seconds(), 0.0);
+  EXPECT_LE(after.query_read_seconds() + after.query_write_seconds() + after.query_worker_wait_seconds(),
+            after.query_seconds() * (1 + 1e-9));
+}
+
 }  // namespace
 }  // namespace histd::server::testing

@@ -2,8 +2,10 @@
 //
 // N producer streams ingest random bin indices into H histograms (message size S, T seconds
 // after a warm-up) against histd -- a running daemon (--target) or one started in this
-// process -- while a querier reads whole histograms; then the same producers run against a
-// bare gRPC sink (bench/loadgen/bare_sink.h) started in this process, the ceiling. Prints one
+// process -- while a querier reads whole histograms; then the same producers and querier run
+// against a bare gRPC sink (bench/loadgen/bare_sink.h), the ceiling: it counts bytes and
+// answers queries with zero bins in histd's chunks, so its query latency is gRPC's floor under
+// the same load. The sink runs in this process, or in its own (--sink_target). Prints one
 // markdown table (throughput, ack and query latency, ratio to the sink), the server's
 // pipeline statistics for each histd run (GPU busy fraction = kernel seconds / wall seconds)
 // and this process's memory, so that "host memory flat" can be judged.
@@ -64,6 +66,9 @@ ABSL_FLAG(bool, server_log, false, "show the in-process server's info log lines"
 ABSL_FLAG(int, producers, 4, "concurrent ingest streams");
 ABSL_FLAG(bool, sweep, false, "run producers = 1, 2, 4, 8 (one set of rows each)");
 ABSL_FLAG(int, histograms, 16, "histograms ingested into, round robin");
+ABSL_FLAG(std::string, histogram_prefix, "loadgen",
+          "histograms are named <prefix>-<i> (deleted and created at start): give concurrent "
+          "load generators on one daemon different prefixes");
 ABSL_FLAG(uint32_t, rows, 256, "rows of each histogram");
 ABSL_FLAG(uint32_t, cols, 8192, "cols of each histogram");
 ABSL_FLAG(uint32_t, cap, 255, "cap of each histogram");
@@ -233,9 +238,19 @@ std::string Hostname() {
   return name;
 }
 
+// The histograms the sink's Query answers for: the shape histd's are created with, in
+// histd's default chunks.
+BareSink::QueryShape SinkQueryShape() {
+  BareSink::QueryShape shape;
+  shape.rows = absl::GetFlag(FLAGS_rows);
+  shape.cols = absl::GetFlag(FLAGS_cols);
+  shape.chunk_bytes = server::Options{}.query.chunk_bytes;
+  return shape;
+}
+
 // --serve_sink: a bare sink alone, so that the ceiling runs in its own process as histd does.
 int ServeSink(const std::string& address) {
-  absl::StatusOr<std::unique_ptr<BareSink>> sink = BareSink::Start(address, 64 << 20);
+  absl::StatusOr<std::unique_ptr<BareSink>> sink = BareSink::Start(address, 64 << 20, SinkQueryShape());
   if (!sink.ok()) {
     std::fprintf(stderr, "loadgen: %s\n", sink.status().ToString().c_str());
     return 1;
@@ -322,7 +337,8 @@ int Main() {
   std::unique_ptr<BareSink> sink;
   std::string sink_address = absl::GetFlag(FLAGS_sink_target);  // empty: no sink
   if (absl::GetFlag(FLAGS_sink) && sink_address.empty()) {
-    absl::StatusOr<std::unique_ptr<BareSink>> s = BareSink::Start("127.0.0.1:0", max_message);
+    absl::StatusOr<std::unique_ptr<BareSink>> s =
+        BareSink::Start("127.0.0.1:0", max_message, SinkQueryShape());
     if (!s.ok()) {
       std::fprintf(stderr, "loadgen: %s\n", s.status().ToString().c_str());
       return 1;
@@ -343,7 +359,7 @@ int Main() {
   std::vector<std::string> names;
   std::string device;
   for (int i = 0; i < absl::GetFlag(FLAGS_histograms); ++i) {
-    const std::string name = absl::StrFormat("loadgen-%d", i);
+    const std::string name = absl::StrFormat("%s-%d", absl::GetFlag(FLAGS_histogram_prefix), i);
     histd::v1::DeleteHistogramRequest del;
     del.set_name(name);
     (void)admin.DeleteHistogram(del);  // NOT_FOUND is the usual answer
@@ -435,7 +451,7 @@ int Main() {
     rows.push_back(*h);
 
     if (!sink_address.empty()) {
-      LoadSpec sink_spec = spec;
+      LoadSpec sink_spec = histd_spec;  // the same querier: the sink's zero histograms are its peer
       sink_spec.target = sink_address;
       Row sink_row = config_row;
       sink_row.target = "bare sink";
@@ -483,7 +499,8 @@ int Main() {
               absl::GetFlag(FLAGS_cap), absl::GetFlag(FLAGS_warmup_seconds),
               absl::GetFlag(FLAGS_seconds), base.max_in_flight,
               query_interval_ms >= 0
-                  ? absl::StrFormat("one querier reading a whole histogram every %d ms",
+                  ? absl::StrFormat("one querier reading a whole histogram every %d ms (the "
+                                    "sink's rows: its zero histograms of the same shape)",
                                     query_interval_ms).c_str()
                   : "no queries");
   std::printf("| config (producers x message) | target | samples/s | GB/s | ack latency p50 / p99 "

@@ -1,5 +1,6 @@
 #include "bench/loadgen/bare_sink.h"
 
+#include <algorithm>
 #include <chrono>
 #include <deque>
 #include <optional>
@@ -107,7 +108,60 @@ class SinkReactor final : public grpc::ServerBidiReactor<IngestRequest, IngestRe
   bool finished_ ABSL_GUARDED_BY(mu_) = false;
 };
 
+// One Query call: writes total bytes of zeros in chunks, one write at a time, then OK.
+// Thread safety: one write is outstanding at a time, so OnWriteDone calls never overlap.
+class ZeroQueryReactor final : public grpc::ServerWriteReactor<histd::v1::QueryChunk> {
+ public:
+  ZeroQueryReactor(const BareSink::QueryShape& shape, const std::string& zeros)
+      : shape_(shape), zeros_(zeros), total_(uint64_t{shape.rows} * shape.cols) {
+    WriteNext();
+  }
+
+  void OnWriteDone(bool ok) override {
+    if (!ok) {
+      Finish(grpc::Status(grpc::StatusCode::CANCELLED, "query stream closed by the client"));
+    } else if (emitted_ == total_) {
+      Finish(grpc::Status::OK);
+    } else {
+      WriteNext();
+    }
+  }
+
+  void OnDone() override { delete this; }
+
+ private:
+  void WriteNext() {
+    chunk_.Clear();
+    if (emitted_ == 0) {
+      chunk_.set_dtype(histd::v1::DTYPE_U8);
+      chunk_.set_rows(shape_.rows);
+      chunk_.set_cols(shape_.cols);
+      chunk_.set_cap(255);
+      chunk_.set_total_bytes(total_);
+    }
+    const uint64_t n = std::min<uint64_t>(zeros_.size(), total_ - emitted_);
+    chunk_.set_offset(emitted_);
+    chunk_.set_data(zeros_.data(), n);
+    emitted_ += n;
+    StartWrite(&chunk_);
+  }
+
+  const BareSink::QueryShape shape_;
+  const std::string& zeros_;
+  const uint64_t total_;
+  uint64_t emitted_ = 0;
+  histd::v1::QueryChunk chunk_;
+};
+
 }  // namespace
+
+BareSink::QueryService::QueryService(const QueryShape& shape)
+    : shape_(shape), zeros_(std::max<uint64_t>(1, shape.chunk_bytes), '\0') {}
+
+grpc::ServerWriteReactor<histd::v1::QueryChunk>* BareSink::QueryService::Query(
+    grpc::CallbackServerContext* /*context*/, const histd::v1::QueryRequest* /*request*/) {
+  return new ZeroQueryReactor(shape_, zeros_);
+}
 
 grpc::ServerBidiReactor<IngestRequest, IngestResponse>* BareSink::Service::Ingest(
     grpc::CallbackServerContext* /*context*/) {
@@ -115,8 +169,9 @@ grpc::ServerBidiReactor<IngestRequest, IngestResponse>* BareSink::Service::Inges
 }
 
 absl::StatusOr<std::unique_ptr<BareSink>> BareSink::Start(const std::string& address,
-                                                          int max_message_bytes) {
-  std::unique_ptr<BareSink> sink(new BareSink());
+                                                          int max_message_bytes,
+                                                          const QueryShape& query) {
+  std::unique_ptr<BareSink> sink(new BareSink(query));
   grpc::ServerBuilder builder;
   int port = 0;
   builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &port);
@@ -124,6 +179,7 @@ absl::StatusOr<std::unique_ptr<BareSink>> BareSink::Start(const std::string& add
   builder.SetMaxReceiveMessageSize(max_message_bytes);
   builder.SetMaxSendMessageSize(max_message_bytes);
   builder.RegisterService(&sink->service_);
+  builder.RegisterService(&sink->query_service_);
   sink->server_ = builder.BuildAndStart();
   if (sink->server_ == nullptr || port == 0) {
     return absl::UnavailableError(absl::StrCat("bare sink cannot listen on '", address, "'"));

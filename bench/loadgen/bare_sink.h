@@ -7,6 +7,11 @@
 // the client's in-flight window limit a producer. The ack echoes the sequence with code 0
 // and samples = payload bytes / 4.
 //
+// It also answers histd's Query.Query, the query latency's peer: every name is a
+// rows x cols histogram of zero bins, streamed in chunks of chunk_bytes the way histd's
+// query stream sends them (a header on the first chunk, each chunk's data copied into the
+// message, one write outstanding), without reading any bins.
+//
 // Thread safety: bytes()/messages() may be read from any thread while streams run;
 // Shutdown() once, from any thread (the destructor calls it).
 #pragma once
@@ -18,6 +23,7 @@
 
 #include "absl/status/statusor.h"
 #include "histd/v1/ingest.grpc.pb.h"
+#include "histd/v1/query.grpc.pb.h"
 
 namespace grpc {
 class Server;
@@ -27,9 +33,16 @@ namespace histd::bench {
 
 class BareSink {
  public:
+  // What Query answers: a rows x cols one-byte histogram, chunk_bytes of data per chunk.
+  struct QueryShape {
+    uint32_t rows = 256, cols = 8192;
+    uint64_t chunk_bytes = uint64_t{1} << 20;
+  };
+
   // Listens on `address` (port 0: a free port); accepts messages up to max_message_bytes.
   static absl::StatusOr<std::unique_ptr<BareSink>> Start(const std::string& address,
-                                                         int max_message_bytes);
+                                                         int max_message_bytes,
+                                                         const QueryShape& query);
   ~BareSink();
   BareSink(const BareSink&) = delete;
   BareSink& operator=(const BareSink&) = delete;
@@ -49,9 +62,21 @@ class BareSink {
     std::atomic<uint64_t> messages{0};
   };
 
-  BareSink() = default;
+  class QueryService final : public histd::v1::Query::CallbackService {
+   public:
+    explicit QueryService(const QueryShape& shape);
+    grpc::ServerWriteReactor<histd::v1::QueryChunk>* Query(
+        grpc::CallbackServerContext* context, const histd::v1::QueryRequest* request) override;
+
+   private:
+    const QueryShape shape_;
+    const std::string zeros_;  // one chunk's data
+  };
+
+  explicit BareSink(const QueryShape& query) : query_service_(query) {}
 
   Service service_;
+  QueryService query_service_;
   std::unique_ptr<grpc::Server> server_;
   std::string address_;
 };

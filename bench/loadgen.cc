@@ -248,9 +248,16 @@ BareSink::QueryShape SinkQueryShape() {
   return shape;
 }
 
+// The largest gRPC message the servers accept (histd in this process and the sink): histd's
+// default, or one message of --message_bytes with room for its header.
+int MaxMessageBytes() {
+  return static_cast<int>(std::max<int64_t>(64 << 20, absl::GetFlag(FLAGS_message_bytes) + (1 << 16)));
+}
+
 // --serve_sink: a bare sink alone, so that the ceiling runs in its own process as histd does.
 int ServeSink(const std::string& address) {
-  absl::StatusOr<std::unique_ptr<BareSink>> sink = BareSink::Start(address, 64 << 20, SinkQueryShape());
+  absl::StatusOr<std::unique_ptr<BareSink>> sink =
+      BareSink::Start(address, MaxMessageBytes(), SinkQueryShape());
   if (!sink.ok()) {
     std::fprintf(stderr, "loadgen: %s\n", sink.status().ToString().c_str());
     return 1;
@@ -271,7 +278,7 @@ int Main() {
 
   const int64_t message_bytes = absl::GetFlag(FLAGS_message_bytes);
   const uint64_t bins = uint64_t{absl::GetFlag(FLAGS_rows)} * absl::GetFlag(FLAGS_cols);
-  const int max_message = static_cast<int>(std::max<int64_t>(64 << 20, message_bytes + (1 << 16)));
+  const int max_message = MaxMessageBytes();
 
   // The daemon under test.
   std::unique_ptr<server::HistdServer> in_process;
@@ -335,7 +342,8 @@ int Main() {
     target = in_process->address();
   }
   std::unique_ptr<BareSink> sink;
-  std::string sink_address = absl::GetFlag(FLAGS_sink_target);  // empty: no sink
+  // Empty: no sink (--sink=false).
+  std::string sink_address = absl::GetFlag(FLAGS_sink) ? absl::GetFlag(FLAGS_sink_target) : "";
   if (absl::GetFlag(FLAGS_sink) && sink_address.empty()) {
     absl::StatusOr<std::unique_ptr<BareSink>> s =
         BareSink::Start("127.0.0.1:0", max_message, SinkQueryShape());
@@ -346,7 +354,6 @@ int Main() {
     sink = *std::move(s);
     sink_address = sink->address();
   }
-  if (!absl::GetFlag(FLAGS_sink)) sink_address.clear();
   // In one process the process's CPU is the whole cost; across processes, the host's.
   const bool host_cpu = in_process == nullptr || (!sink_address.empty() && sink == nullptr);
   auto cpu_seconds = [host_cpu] { return host_cpu ? HostCpuSeconds() : ProcessCpuSeconds(); };

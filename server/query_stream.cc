@@ -5,7 +5,6 @@
 #include <optional>
 #include <string>
 #include <utility>
-#include <vector>
 
 #include "server/proto_convert.h"
 #include "server/status_util.h"

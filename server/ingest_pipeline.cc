@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "kernels/thread_name.h"
 #include "server/ingest_validation.h"
 
 namespace histd::server {
@@ -72,10 +73,10 @@ absl::StatusOr<std::unique_ptr<IngestPipeline>> IngestPipeline::Create(
   }
   std::unique_ptr<IngestPipeline> p(new IngestPipeline(engine, options));
   if (options.stager_threads > 0) {
-    p->stagers_ = std::make_unique<WorkerPool>(options.stager_threads);
+    p->stagers_ = std::make_unique<WorkerPool>(options.stager_threads, "histd-stage");
   }
   if (options.acknowledger_threads > 0) {
-    p->acknowledgers_ = std::make_unique<WorkerPool>(options.acknowledger_threads);
+    p->acknowledgers_ = std::make_unique<WorkerPool>(options.acknowledger_threads, "histd-ack");
   }
   for (int i = 0; i < options.staging_buffers; ++i) {
     absl::StatusOr<std::unique_ptr<StagingBuffer>> buffer =
@@ -90,7 +91,10 @@ absl::StatusOr<std::unique_ptr<IngestPipeline>> IngestPipeline::Create(
     for (auto& slot : p->slots_) p->free_.push_back(slot.get());
     p->stats_.staging_buffers = p->slots_.size();
   }
-  p->flusher_ = std::thread([raw = p.get()] { raw->FlusherLoop(); });
+  p->flusher_ = std::thread([raw = p.get()] {
+    NameCurrentThread("histd-flush");
+    raw->FlusherLoop();
+  });
   return p;
 }
 

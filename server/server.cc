@@ -14,6 +14,7 @@
 #include "absl/time/clock.h"
 #include "kernels/engine.h"
 #include "kernels/engine_factory.h"
+#include "kernels/thread_name.h"
 #include "server/compute_service.h"
 #include "server/histogram_store.h"
 #include "server/histograms_service.h"
@@ -96,7 +97,7 @@ absl::StatusOr<std::unique_ptr<HistdServer>> HistdServer::Start(Options options)
               absl::FormatDuration(absl::Now() - begin));
     }
   }
-  server->workers_ = std::make_unique<WorkerPool>(o.rpc_workers);
+  server->workers_ = std::make_unique<WorkerPool>(o.rpc_workers, "histd-rpc");
   // One band buffer per worker stays pooled (a query reads its bands on the workers).
   server->query_buffers_ = std::make_unique<HostBufferPool>(
       server->engine_.get(), std::max<uint64_t>(o.query.chunk_bytes, kMinQueryBandBytes),
@@ -146,6 +147,7 @@ absl::StatusOr<std::unique_ptr<HistdServer>> HistdServer::Start(Options options)
   LogInfo("listening on %s (health and reflection enabled)", server->address_);
   if (o.snapshot.interval > absl::ZeroDuration()) {
     server->snapshotter_ = std::thread([self] {
+      NameCurrentThread("histd-snapshot");
       while (!self->stop_snapshots_.WaitForNotificationWithTimeout(self->options_.snapshot.interval)) {
         (void)self->Snapshot("periodic");  // a failure is logged; the next interval retries
       }

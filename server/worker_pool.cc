@@ -2,9 +2,11 @@
 
 #include <utility>
 
+#include "kernels/thread_name.h"
+
 namespace histd::server {
 
-WorkerPool::WorkerPool(int threads) {
+WorkerPool::WorkerPool(int threads, absl::string_view name) : name_(name) {
   if (threads < 1) threads = 1;
   threads_.reserve(threads);
   for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { Loop(); });
@@ -33,6 +35,7 @@ void WorkerPool::Shutdown() {
 }
 
 void WorkerPool::Loop() {
+  NameCurrentThread(name_);
   while (true) {
     std::function<void()> task;
     {

@@ -10,17 +10,20 @@
 
 #include <deque>
 #include <functional>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 
 namespace histd::server {
 
 class WorkerPool {
  public:
-  explicit WorkerPool(int threads);
+  // Each thread is named `name` (NameCurrentThread: at most 15 bytes are kept).
+  WorkerPool(int threads, absl::string_view name);
   ~WorkerPool();  // Shutdown()
   WorkerPool(const WorkerPool&) = delete;
   WorkerPool& operator=(const WorkerPool&) = delete;
@@ -30,6 +33,8 @@ class WorkerPool {
 
  private:
   void Loop();
+
+  const std::string name_;
 
   absl::Mutex mu_;
   std::deque<std::function<void()>> tasks_ ABSL_GUARDED_BY(mu_);

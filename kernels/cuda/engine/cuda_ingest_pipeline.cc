@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "kernels/cuda/common/cuda_status.h"
 #include "kernels/cuda/engine/cuda_histogram.h"
+#include "kernels/thread_name.h"
 
 namespace histd::cuda {
 namespace {
@@ -173,6 +174,7 @@ absl::Status CudaIngestPipeline::Enqueue(Slot& slot, cudaStream_t stream,
 }
 
 void CudaIngestPipeline::CompletionLoop() {
+  NameCurrentThread("histd-gpu-done");
   cudaSetDevice(device_);
   for (;;) {
     int index;

@@ -55,8 +55,13 @@ ABSL_FLAG(int, malloc_arena_max, 2,
           "glibc heap arenas for the whole process (0: glibc's default of 8 per core); few "
           "arenas keep megabyte messages on warm, reused pages (server/malloc_tuning.h)");
 ABSL_FLAG(int, stager_threads, kDefaults.pipeline.stager_threads,
-          "threads that copy and validate large ingest messages into staging buffers "
-          "(0: the receiving gRPC thread does it)");
+          "threads that stage the ingest messages which had to wait for a free staging "
+          "buffer, and those of at least --stage_inline_below_bytes (0: the receiving gRPC "
+          "thread stages every message, and the flusher thread the waiting ones)");
+ABSL_FLAG(uint64_t, stage_inline_below_bytes, kDefaults.pipeline.stage_inline_below_bytes,
+          "ingest messages of fewer payload bytes are copied into staging on the gRPC thread "
+          "that received them, larger ones by the stager threads (which also stage the "
+          "messages that had to wait for a free buffer)");
 ABSL_FLAG(int, acknowledger_threads, kDefaults.pipeline.acknowledger_threads,
           "threads that send the acknowledgements of applied batches (0: the engine's "
           "completion thread does it)");
@@ -157,6 +162,7 @@ int main(int argc, char** argv) {
   options.pipeline.flush_deadline = absl::GetFlag(FLAGS_flush_deadline);
   options.pipeline.eager_flush_depth = absl::GetFlag(FLAGS_eager_flush_depth);
   options.pipeline.stager_threads = absl::GetFlag(FLAGS_stager_threads);
+  options.pipeline.stage_inline_below_bytes = absl::GetFlag(FLAGS_stage_inline_below_bytes);
   options.pipeline.acknowledger_threads = absl::GetFlag(FLAGS_acknowledger_threads);
   options.pipeline.stream_read_ahead_bytes = absl::GetFlag(FLAGS_stream_read_ahead_bytes);
   options.snapshot.path = absl::GetFlag(FLAGS_snapshot_path);
@@ -169,7 +175,8 @@ int main(int argc, char** argv) {
       "histd starting: address=%s engine=%s cpu_threads=%d cuda_device=%d max_histograms=%d "
       "max_bins_per_histogram=%d max_message_bytes=%d max_concurrent_streams=%d "
       "staging_buffers=%d staging_buffer_bytes=%d flush_deadline=%s eager_flush_depth=%d "
-      "stager_threads=%d acknowledger_threads=%d stream_read_ahead_bytes=%d "
+      "stager_threads=%d stage_inline_below_bytes=%d acknowledger_threads=%d "
+      "stream_read_ahead_bytes=%d "
       "snapshot_path=%s snapshot_interval=%s query_chunk_bytes=%d rpc_workers=%d shutdown_grace=%s",
       options.address, absl::GetFlag(FLAGS_engine), options.engine.cpu_threads,
       options.engine.cuda_device, options.limits.max_histograms,
@@ -177,7 +184,8 @@ int main(int argc, char** argv) {
       options.limits.max_concurrent_streams, options.pipeline.staging_buffers,
       options.pipeline.staging_buffer_bytes, absl::FormatDuration(options.pipeline.flush_deadline),
       options.pipeline.eager_flush_depth, options.pipeline.stager_threads,
-      options.pipeline.acknowledger_threads, options.pipeline.stream_read_ahead_bytes,
+      options.pipeline.stage_inline_below_bytes, options.pipeline.acknowledger_threads,
+      options.pipeline.stream_read_ahead_bytes,
       options.snapshot.path.empty() ? "(none)" : options.snapshot.path,
       absl::FormatDuration(options.snapshot.interval), options.query.chunk_bytes, options.rpc_workers,
       absl::FormatDuration(options.shutdown_grace));

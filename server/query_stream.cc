@@ -87,7 +87,7 @@ class QueryStreamReactor final : public grpc::ServerWriteReactor<v1::QueryChunk>
     chunk_bytes_ = request_.max_chunk_bytes() != 0 ? request_.max_chunk_bytes()
                                                    : ctx_.options->query.chunk_bytes;
     chunk_bytes_ = std::clamp<uint64_t>(chunk_bytes_, 1, max_chunk);
-    band_budget_ = std::max(chunk_bytes_, kMinQueryBandBytes);
+    band_budget_ = QueryBandBytes(chunk_bytes_);
     return AllocateBand();
   }
 

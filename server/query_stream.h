@@ -19,9 +19,13 @@
 
 namespace histd::server {
 
-// A query reads its output in bands of max(chunk bytes, this) bytes at most (one band per
-// worker task); HistdServer sizes the pooled band buffers (ServiceContext::query_buffers) by it.
+// A query reads its output in bands of at most QueryBandBytes(its chunk bytes) (one band per
+// worker task); HistdServer sizes the pooled band buffers (ServiceContext::query_buffers) with
+// the daemon's default chunk bytes.
 inline constexpr uint64_t kMinQueryBandBytes = uint64_t{1} << 20;
+inline constexpr uint64_t QueryBandBytes(uint64_t chunk_bytes) {
+  return chunk_bytes > kMinQueryBandBytes ? chunk_bytes : kMinQueryBandBytes;
+}
 
 // The sub-spec whose ReadBins output is output rows [r0, r1) x output cols [c0, c1) of `full`.
 ReadSpec BandSpec(const ReadSpec& full, uint64_t r0, uint64_t r1, uint64_t c0, uint64_t c1);

@@ -100,7 +100,7 @@ absl::StatusOr<std::unique_ptr<HistdServer>> HistdServer::Start(Options options)
   server->workers_ = std::make_unique<WorkerPool>(o.rpc_workers, "histd-rpc");
   // One band buffer per worker stays pooled (a query reads its bands on the workers).
   server->query_buffers_ = std::make_unique<HostBufferPool>(
-      server->engine_.get(), std::max<uint64_t>(o.query.chunk_bytes, kMinQueryBandBytes),
+      server->engine_.get(), QueryBandBytes(o.query.chunk_bytes),
       o.rpc_workers);
 
   server->ctx_ = std::make_unique<ServiceContext>();

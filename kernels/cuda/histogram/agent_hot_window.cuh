@@ -262,7 +262,7 @@ __device__ void HotWindowBlock(const HotWindowParams& p, uint32_t* lanes, uint32
     }
     if (tid == 0) {
       tile.window = win;
-      if (defers) defer.active = DefersMisses(bins, item.count * miss_probes / all_probes);
+      if (defers) defer.active = DefersMisses(bins, item.count * miss_probes / all_probes, p.defer_bins_per_miss);
     }
     // Clear the window's lanes (rounded up to whole 16-byte vectors; capacity allows it).
     const uint32_t clear_vec = (win.wh * win.ww + 7) / 8;

@@ -36,10 +36,12 @@ namespace histd::cuda::histogram {
 // with 16-byte CAS costs less than one word CAS per miss: about one miss per 16-byte chunk.
 // A tile decides from its window probe's estimate; the planner reserves space wherever
 // the item's sample count could reach the threshold.
+// bins_per_miss: the threshold, kDeferMinMissesPerBinInverse unless a caller overrides it
+// (HistogramAccumulateOptions::defer_bins_per_miss).
 inline constexpr uint64_t kDeferMinMissesPerBinInverse = 16;
-HISTD_HD inline bool DefersMisses(uint64_t bins, uint64_t misses) {
-  return bins <= uint64_t{kDeferMaxRanges} * kDeferRangeBins &&
-         misses * kDeferMinMissesPerBinInverse >= bins;
+HISTD_HD inline bool DefersMisses(uint64_t bins, uint64_t misses,
+                                  uint64_t bins_per_miss = kDeferMinMissesPerBinInverse) {
+  return bins <= uint64_t{kDeferMaxRanges} * kDeferRangeBins && misses * bins_per_miss >= bins;
 }
 HISTD_HD inline uint32_t DeferRanges(uint64_t bins) {
   return static_cast<uint32_t>((bins + kDeferRangeBins - 1) >> kDeferRangeShift);

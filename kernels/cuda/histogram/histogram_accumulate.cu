@@ -61,7 +61,8 @@ __global__ void __launch_bounds__(kPlanThreads) PlanTilesKernel(const HistogramW
                                                                 uint64_t* item_pool,
                                                                 unsigned long long* item_alloc,
                                                                 uint32_t* any_record,
-                                                                uint32_t warps) {
+                                                                uint32_t warps,
+                                                                uint32_t defer_bins_per_miss) {
   using Scan = cub::BlockScan<uint32_t, kPlanThreads>;
   using Scan64 = cub::BlockScan<uint64_t, kPlanThreads>;
   __shared__ union {
@@ -79,7 +80,7 @@ __global__ void __launch_bounds__(kPlanThreads) PlanTilesKernel(const HistogramW
       const uint64_t count = work[i].count;
       const uint64_t bins = uint64_t{work[i].rows} * work[i].cols;
       tiles = static_cast<uint32_t>((count + tile_samples - 1) / tile_samples);
-      const bool defers = unit_start != nullptr && DefersMisses(bins, count);
+      const bool defers = unit_start != nullptr && DefersMisses(bins, count, defer_bins_per_miss);
       units = defers ? DeferRanges(bins) : 0u;
       pool_units = defers ? ItemPoolUnits(count, tiles, warps) : 0u;
     }
@@ -255,6 +256,8 @@ absl::Status HistogramAccumulate::can_implement(const HistogramAccumulateArgs& a
     return absl::InvalidArgumentError(absl::StrFormat("histogram: tile_samples %u not in [1024, 2^24]", tile));
   if (o.miss_guess < -1 || o.miss_guess > 1)
     return absl::InvalidArgumentError("histogram: miss_guess must be -1, 0 or 1");
+  if (o.defer_bins_per_miss > (1u << 24))
+    return absl::InvalidArgumentError("histogram: defer_bins_per_miss above 2^24");
   const uint64_t tile_bound = args.total_samples / tile + uint64_t(args.work_count) + 1;
   if (tile_bound > std::numeric_limits<uint32_t>::max())
     return absl::InvalidArgumentError("histogram: too many tiles for one launch");
@@ -312,12 +315,13 @@ absl::Status HistogramAccumulate::run(const HistogramAccumulateArgs& args, void*
   p.bench_probe = o.bench_probe;
   p.miss_guess_zero = o.miss_guess < 0 ? histogram::kDefaultMissGuessZero : o.miss_guess == 1;
   p.defer = plan.defers ? plan.defer.At(workspace) : histogram::DeferredArea{};
+  p.defer_bins_per_miss = o.defer_bins_per_miss ? o.defer_bins_per_miss : histogram::kDeferMinMissesPerBinInverse;
 
   // A tile of the plan is what one block (or one cluster) takes at a time.
   const uint32_t plan_tile = p.tile_samples * static_cast<uint32_t>(c.cluster);
   histogram::PlanTilesKernel<<<1, histogram::kPlanThreads, 0, stream>>>(
       args.work, args.work_count, plan_tile, static_cast<uint32_t*>(workspace), p.defer.unit_start,
-      p.defer.item_pool, p.defer.item_alloc, p.defer.any_record, plan.defer.warps);
+      p.defer.item_pool, p.defer.item_alloc, p.defer.any_record, plan.defer.warps, p.defer_bins_per_miss);
   HISTD_RETURN_IF_ERROR(CheckLaunch("PlanTilesKernel", stream));
   const uint64_t tile_bound = args.total_samples / plan_tile + uint64_t(args.work_count);
   HISTD_RETURN_IF_ERROR(histogram::LaunchConfig(config, p, tile_bound, *sm_count, stream));

@@ -73,6 +73,9 @@ struct HistogramAccumulateOptions {
                                  // for launches too small to fill the device
   uint32_t max_window_bins = 0;  // clamp the hot window (tests force misses); 0 = capacity
   int miss_guess = -1;           // misses: 0 load + CAS, 1 CAS guessing 0 first; -1 = default
+  uint32_t defer_bins_per_miss = 0;  // configs that defer misses: a tile defers when its item
+                                     // is predicted to miss at least once per this many bins;
+                                     // 0 = kDeferMinMissesPerBinInverse (deferred_layout.h)
   uint32_t bench_probe = 0;      // benchmark phase probes (tile_view.cuh); results WRONG
 };
 

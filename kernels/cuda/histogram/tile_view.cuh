@@ -29,6 +29,7 @@ struct HotWindowParams {
   uint32_t window_bins;        // effective window capacity (0: no window)
   uint32_t bench_probe;
   bool miss_guess_zero;        // misses: CAS guessing 0 first instead of load + CAS
+  uint32_t defer_bins_per_miss;  // DefersMisses' threshold (deferred_layout.h)
   DeferredArea defer;  // configs with defer_misses (deferred_layout.h); all null otherwise
 };
 

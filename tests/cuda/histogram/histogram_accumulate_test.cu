@@ -196,6 +196,11 @@ TEST(CudaHistogramAccumulate, CanImplementRejectsBadArguments) {
   a.options.config = -1;
   a.options.tile_samples = 5;
   EXPECT_EQ(op.can_implement(a).code(), absl::StatusCode::kInvalidArgument);
+  a.options.tile_samples = 0;
+  a.options.defer_bins_per_miss = (1u << 24) + 1;
+  EXPECT_EQ(op.can_implement(a).code(), absl::StatusCode::kInvalidArgument);
+  a.options.defer_bins_per_miss = 1u << 24;
+  EXPECT_TRUE(op.can_implement(a).ok());
 }
 
 }  // namespace

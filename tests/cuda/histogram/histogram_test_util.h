@@ -258,6 +258,11 @@ inline std::vector<std::pair<std::string, cuda::HistogramAccumulateOptions>> Exa
     g.config = c;
     v.push_back({"deferred_config" + std::to_string(c) + "_no_window", g});
   }
+  cuda::HistogramAccumulateOptions sparse;  // every tile defers, however few its misses
+  sparse.strategy = cuda::HistogramStrategy::kHotWindow;
+  sparse.max_window_bins = 4096;
+  sparse.defer_bins_per_miss = 1u << 24;
+  v.push_back({"default_window4096_sparse_misses_deferred", sparse});
   cuda::HistogramAccumulateOptions cl;
   cl.strategy = cuda::HistogramStrategy::kHotWindow;
   cl.config = 4;  // clustered windows (cluster of 8)

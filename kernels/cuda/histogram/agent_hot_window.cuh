@@ -51,7 +51,7 @@ __device__ __forceinline__ void Fold(const TileView& v, WarpMissQueue& q, const 
     k[j] = dr * v.ww + dc;
     flat[j] = row[j] * v.cols + col[j];  // used only when queue_ok (fits 32 bits)
   }
-  IncrementLanes16<N>(v.lanes, k, hit, v.cap);
+  IncrementLanes16At<N>(v.lanes_s, k, hit, v.cap);
   if (kWarpWide && v.queue_ok) {
     q.Append<N>(v, flat, miss);
   } else {

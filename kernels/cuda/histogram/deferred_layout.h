@@ -33,12 +33,17 @@ namespace histd::cuda::histogram {
 
 // Whether misses are deferred: the histogram has at most kDeferMaxRanges ranges, and
 // enough misses (over the whole work item) that folding each range on chip and merging it
-// with 16-byte CAS costs less than one word CAS per miss: about one miss per 16-byte chunk.
+// once costs less than one exact global update per miss: at least one miss per 32 bins.
+// H100 (bench rows "default deferring at >= 1 miss per N bins", 2026-11-24), N = 16 / 32 /
+// 64: Roulo (~1 miss per 19 bins) 8.75 / 7.99 / 7.94 us per histogram, service batches 927
+// / 919 / 921 us per launch; uniform, single bin and one-message launches unchanged. At
+// N = 256 service batches took 1,075-1,220 us against 961 (an earlier build), so 32 keeps
+// a margin from that cliff.
 // A tile decides from its window probe's estimate; the planner reserves space wherever
 // the item's sample count could reach the threshold.
 // bins_per_miss: the threshold, kDeferMinMissesPerBinInverse unless a caller overrides it
 // (HistogramAccumulateOptions::defer_bins_per_miss).
-inline constexpr uint64_t kDeferMinMissesPerBinInverse = 16;
+inline constexpr uint64_t kDeferMinMissesPerBinInverse = 32;
 HISTD_HD inline bool DefersMisses(uint64_t bins, uint64_t misses,
                                   uint64_t bins_per_miss = kDeferMinMissesPerBinInverse) {
   return bins <= uint64_t{kDeferMaxRanges} * kDeferRangeBins && misses * bins_per_miss >= bins;

@@ -140,26 +140,42 @@ __device__ __forceinline__ uint32_t* RangeLock(uint32_t* locks, const uint8_t* b
   return locks + ((static_cast<uint32_t>(h >> 40) + r) & (kDeferLocks - 1));
 }
 
+// One 4-byte word of a chunk merged from its four 16-bit lanes (la: lanes 4w and 4w + 1,
+// lb: 4w + 2 and 4w + 3): every byte b becomes max(b, min(cap, b + min(cap, lane))), the
+// same as SaturatingAddBytes of the clamped lanes, computed in 16-bit halves (a byte plus a
+// clamped lane is at most 510, so no half carries) with native 16x2 min/max.
+__device__ __forceinline__ uint32_t MergeWordFromLanes(uint32_t g, uint32_t la, uint32_t lb, uint32_t cap2) {
+  const uint32_t inc_even = __vminu2(__byte_perm(la, lb, 0x5410), cap2);  // lanes 4w, 4w + 2
+  const uint32_t inc_odd = __vminu2(__byte_perm(la, lb, 0x7632), cap2);   // lanes 4w + 1, 4w + 3
+  const uint32_t g_even = g & 0x00FF00FFu;                                // bytes 0, 2
+  const uint32_t g_odd = (g >> 8) & 0x00FF00FFu;                          // bytes 1, 3
+  const uint32_t r_even = __vmaxu2(__vminu2(g_even + inc_even, cap2), g_even);
+  const uint32_t r_odd = __vmaxu2(__vminu2(g_odd + inc_odd, cap2), g_odd);
+  return __byte_perm(r_even, r_odd, 0x6240);
+}
+
+// The lock of a unit, taken by one thread (before a barrier that precedes MergeRange)
+// while the rest of the block reads the unit's records.
+__device__ __forceinline__ void AcquireRangeLock(uint32_t* lock) {
+  while (atomicCAS(lock, 0u, 1u) != 0u) __nanosleep(64);
+  __threadfence();  // the holder's reads of the range follow the previous holder's stores
+}
+
 // Merges range r of item w (bins [r * kDeferRangeBins, ...) of the histogram) from
-// `lanes` (16-bit counts, clamped to cap here) into the global bytes, holding the range's
-// lock: a 16-byte chunk that lies wholly inside the range is read, saturated and stored (no
-// other writer can touch it: other items' units of this range wait for the lock, other
-// ranges and histograms own other bytes, and the launch's word updates are complete); a
-// chunk shared with a neighbour (a misaligned histogram or range end) is merged word by
-// word with MergeWordsAt, the exact update every other writer of those bytes uses.
+// `lanes` (16-bit counts, clamped to cap here) into the global bytes, while the block holds
+// the range's lock (AcquireRangeLock; released here): a 16-byte chunk that lies wholly
+// inside the range is read, saturated and stored (no other writer can touch it: other
+// items' units of this range wait for the lock, other ranges and histograms own other
+// bytes, and the launch's word updates are complete); a chunk shared with a neighbour (a
+// misaligned histogram or range end) is merged word by word with MergeWordsAt, the exact
+// update every other writer of those bytes uses. Chunks whose lanes are all zero are skipped.
 template <int kThreads>
-__device__ void MergeRange(const HistogramWork& w, uint32_t r, const uint32_t* lanes, uint32_t* locks) {
+__device__ void MergeRange(const HistogramWork& w, uint32_t r, const uint32_t* lanes, uint32_t* lock) {
   const uintptr_t a = reinterpret_cast<uintptr_t>(w.bins);
   const uint64_t bins = uint64_t{w.rows} * w.cols;
   const uint32_t lo = r << kDeferRangeShift;
   const uint32_t hi = static_cast<uint32_t>(bins - lo < kDeferRangeBins ? bins : uint64_t{lo} + kDeferRangeBins);
   const uint32_t cap = w.cap, cap4 = Replicate4(cap), cap2 = cap * 0x00010001u;
-  uint32_t* lock = RangeLock(locks, w.bins, r);
-  if (threadIdx.x == 0) {
-    while (atomicCAS(lock, 0u, 1u) != 0u) __nanosleep(64);
-    __threadfence();
-  }
-  __syncthreads();
   uint4* base = reinterpret_cast<uint4*>(a & ~uintptr_t{15});
   const uint32_t misalign = static_cast<uint32_t>(a & 15);
   const uint32_t b_lo = misalign + lo, b_hi = misalign + hi;
@@ -167,22 +183,22 @@ __device__ void MergeRange(const HistogramWork& w, uint32_t r, const uint32_t* l
   const uint4* lane_vec = reinterpret_cast<const uint4*>(lanes);
   for (uint32_t t0 = threadIdx.x; t0 < chunks; t0 += 4 * kThreads) {
     uint4 inc[4], seen[4];
-    bool owned[4];
+    bool owned[4], any[4], from_lanes[4];
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
       const uint32_t t = t0 + j * kThreads;
       inc[j] = make_uint4(0, 0, 0, 0);
       const uint32_t first = 16 * (c_lo + t);
-      owned[j] = first >= b_lo && first + 16 <= b_hi;
-      if (t < chunks) {
-        if (misalign == 0) {  // chunk t holds lanes 16t .. 16t + 15 (lanes past hi are 0)
-          uint4 l0 = lane_vec[2 * t], l1 = lane_vec[2 * t + 1];
-          l0 = make_uint4(__vminu2(l0.x, cap2), __vminu2(l0.y, cap2), __vminu2(l0.z, cap2), __vminu2(l0.w, cap2));
-          l1 = make_uint4(__vminu2(l1.x, cap2), __vminu2(l1.y, cap2), __vminu2(l1.z, cap2), __vminu2(l1.w, cap2));
-          inc[j] = make_uint4(__byte_perm(l0.x, l0.y, 0x6420), __byte_perm(l0.z, l0.w, 0x6420),
-                              __byte_perm(l1.x, l1.y, 0x6420), __byte_perm(l1.z, l1.w, 0x6420));
-        } else {
-          uint32_t word[4] = {0, 0, 0, 0};
+      owned[j] = t < chunks && first >= b_lo && first + 16 <= b_hi;
+      // An aligned, owned chunk t holds lanes 16t .. 16t + 15: merged straight from them
+      // (read again below rather than held in registers).
+      from_lanes[j] = owned[j] && misalign == 0;
+      if (from_lanes[j]) {
+        const uint4 l0 = lane_vec[2 * t], l1 = lane_vec[2 * t + 1];
+        any[j] = (l0.x | l0.y | l0.z | l0.w | l1.x | l1.y | l1.z | l1.w) != 0;
+      } else {
+        uint32_t word[4] = {0, 0, 0, 0};
+        if (t < chunks) {
 #pragma unroll
           for (int q = 0; q < 16; ++q) {
             const uint32_t byte = first + q;
@@ -190,23 +206,29 @@ __device__ void MergeRange(const HistogramWork& w, uint32_t r, const uint32_t* l
             const uint32_t n = ReadLane16(lanes, byte - b_lo);
             word[q / 4] |= (n < cap ? n : cap) << (8 * (q % 4));
           }
-          inc[j] = make_uint4(word[0], word[1], word[2], word[3]);
         }
+        inc[j] = make_uint4(word[0], word[1], word[2], word[3]);
+        any[j] = (word[0] | word[1] | word[2] | word[3]) != 0;
       }
-      const bool any = (inc[j].x | inc[j].y | inc[j].z | inc[j].w) != 0;
-      owned[j] = owned[j] && any;
-      seen[j] = owned[j] ? __ldcg(base + c_lo + t) : make_uint4(0, 0, 0, 0);
+      seen[j] = owned[j] && any[j] ? __ldcg(base + c_lo + t) : make_uint4(0, 0, 0, 0);
     }
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
-      const uint32_t chunk = c_lo + t0 + j * kThreads;
+      if (!any[j]) continue;
+      const uint32_t t = t0 + j * kThreads, chunk = c_lo + t;
       if (owned[j]) {
-        const uint4 next = make_uint4(
-            SaturatingAddBytes(seen[j].x, inc[j].x, cap4), SaturatingAddBytes(seen[j].y, inc[j].y, cap4),
-            SaturatingAddBytes(seen[j].z, inc[j].z, cap4), SaturatingAddBytes(seen[j].w, inc[j].w, cap4));
+        uint4 next;
+        if (from_lanes[j]) {
+          const uint4 l0 = lane_vec[2 * t], l1 = lane_vec[2 * t + 1];
+          next = make_uint4(MergeWordFromLanes(seen[j].x, l0.x, l0.y, cap2), MergeWordFromLanes(seen[j].y, l0.z, l0.w, cap2),
+                            MergeWordFromLanes(seen[j].z, l1.x, l1.y, cap2), MergeWordFromLanes(seen[j].w, l1.z, l1.w, cap2));
+        } else {
+          next = make_uint4(SaturatingAddBytes(seen[j].x, inc[j].x, cap4), SaturatingAddBytes(seen[j].y, inc[j].y, cap4),
+                            SaturatingAddBytes(seen[j].z, inc[j].z, cap4), SaturatingAddBytes(seen[j].w, inc[j].w, cap4));
+        }
         if (((next.x ^ seen[j].x) | (next.y ^ seen[j].y) | (next.z ^ seen[j].z) | (next.w ^ seen[j].w)) != 0)
           __stcg(base + chunk, next);  // unchanged when every byte was at cap
-      } else {  // a shared chunk (or nothing to add: every word inactive)
+      } else {  // a chunk shared with a neighbour
         const uint32_t off[4] = {4 * chunk, 4 * chunk + 1, 4 * chunk + 2, 4 * chunk + 3};
         const uint32_t word_inc[4] = {inc[j].x, inc[j].y, inc[j].z, inc[j].w};
         const bool active[4] = {inc[j].x != 0, inc[j].y != 0, inc[j].z != 0, inc[j].w != 0};
@@ -214,9 +236,35 @@ __device__ void MergeRange(const HistogramWork& w, uint32_t r, const uint32_t* l
       }
     }
   }
-  __threadfence();  // this unit's stores are visible before the lock is released
+  // Release: the barrier orders every thread's stores before thread 0's fence, which is
+  // cumulative (the pattern of cooperative groups' grid sync), so one fence suffices.
   __syncthreads();
-  if (threadIdx.x == 0) atomicExch(lock, 0u);
+  if (threadIdx.x == 0) {
+    __threadfence();
+    atomicExch(lock, 0u);
+  }
+}
+
+// Warp-wide: the last item i in [from, work_count) with unit_start[i] <= u, given
+// unit_start[from] <= u (an item with no units shares its start with the next one, so the
+// answer is the item that owns unit u). A 32-way search: one round trip per factor of 32
+// (a binary search by one thread took one round trip per halving, every unit).
+__device__ __forceinline__ int FindUnitItem(const uint32_t* unit_start, int work_count, int from,
+                                            uint32_t u, int lane) {
+  int lo = from, hi = work_count - 1;
+  while (lo < hi) {
+    const int step = (hi - lo + 31) / 32;
+    const int pos = lo + (lane + 1) * step;
+    const bool below = pos <= hi && unit_start[pos] <= u;  // monotone in lane
+    const unsigned m = __ballot_sync(0xffffffffu, below);
+    if (m == 0) {
+      hi = lo + step - 1;
+    } else {
+      lo += (32 - __clz(m)) * step;
+      hi = min(hi, lo + step - 1);
+    }
+  }
+  return lo;
 }
 
 // The second kernel's block: (work item, range) units dealt round-robin. `lanes` holds
@@ -230,18 +278,11 @@ __device__ void FoldDeferredBlock(const DeferredFoldParams& p, uint32_t* lanes) 
   WaitForProducer();  // launched dependent on the hot-window kernel (LaunchFoldDeferred)
   if (*p.area.any_record == 0) return;  // no tile deferred (clustered data, small batches)
   const uint32_t units = p.area.unit_start[p.work_count];
-  int item = 0;  // thread 0's: the block's units increase, so its item only moves forward
+  int item = 0;  // warp 0's: the block's units increase, so its item only moves forward
   for (uint32_t u = blockIdx.x; u < units; u += gridDim.x) {
-    if (tid == 0) {
-      if (item + 1 < p.work_count && p.area.unit_start[item + 1] <= u) {
-        int lo = item + 1, hi = p.work_count - 1;  // last item whose first unit is <= u
-        while (lo < hi) {
-          const int mid = (lo + hi + 1) / 2;
-          if (p.area.unit_start[mid] <= u) lo = mid; else hi = mid - 1;
-        }
-        item = lo;
-      }
-      unit_item = item;
+    if (tid < 32) {
+      item = FindUnitItem(p.area.unit_start, p.work_count, item, u, tid);
+      if (tid == 0) unit_item = item;
     }
     __syncthreads();
     const int i = unit_item;
@@ -254,6 +295,10 @@ __device__ void FoldDeferredBlock(const DeferredFoldParams& p, uint32_t* lanes) 
       __syncthreads();   // unit_item is rewritten by the next unit
       continue;
     }
+    // The range's lock is taken by the last warp while the block reads the records; the
+    // barriers before MergeRange order it before the merge, which releases it.
+    uint32_t* lock = RangeLock(p.area.locks, w.bins, r);
+    if (tid == kThreads - 32) AcquireRangeLock(lock);
     const uint32_t* slots = p.area.slots + uint64_t{p.tile_start[i]} * p.area.slots_per_tile;
     const uint8_t* pool = p.area.pool + p.area.item_pool[i] * 16;
     const uint32_t cap = w.cap;
@@ -316,7 +361,7 @@ __device__ void FoldDeferredBlock(const DeferredFoldParams& p, uint32_t* lanes) 
       }
     }
     __syncthreads();  // every lane final (no pending reverts); clamped to cap when merged
-    MergeRange<kThreads>(w, r, lanes, p.area.locks);
+    MergeRange<kThreads>(w, r, lanes, lock);
     __syncthreads();  // lanes and unit_item are reused by the next unit
   }
 }

@@ -236,10 +236,12 @@ __device__ void MergeRange(const HistogramWork& w, uint32_t r, const uint32_t* l
       }
     }
   }
-  // Release: the barrier orders every thread's stores before thread 0's fence, which is
-  // cumulative (the pattern of cooperative groups' grid sync), so one fence suffices.
+  // Release: the barrier orders every thread's stores before one thread's fence, which is
+  // cumulative (the pattern of cooperative groups' grid sync), so one fence suffices. That
+  // thread is in warp 1, so that warp 0 can look up the block's next unit meanwhile.
+  static_assert(kThreads >= 64, "the releasing thread is in warp 1");
   __syncthreads();
-  if (threadIdx.x == 0) {
+  if (threadIdx.x == 32) {
     __threadfence();
     atomicExch(lock, 0u);
   }
@@ -304,22 +306,27 @@ __device__ void FoldDeferredBlock(const DeferredFoldParams& p, uint32_t* lanes) 
     const uint32_t cap = w.cap;
     for (uint32_t v = tid; v < kDeferRangeBins / 8; v += kThreads)
       reinterpret_cast<uint4*>(lanes)[v] = make_uint4(0, 0, 0, 0);
+    if (tid == 0) unit_entries = 0;
     __syncthreads();
     // Records per thread, their loads in flight together: slots, then headers. When the
     // whole unit takes one round (records <= kBatch * kThreads) its entry count is known
     // before any lane is touched, and below 65536 no lane can carry: plain shared adds
     // (no return value, no cap check; clamped to cap at the merge). Otherwise, or when
     // larger, accept-by-old-value increments (IncrementLanes16, lanes <= cap).
+    // With few records (Roulo's speckle: ~500 per item), `group` threads share a record and
+    // take its 16-byte entry chunks in turn, so that no warp idles at the merge's barrier
+    // while a few walk their records' chunks one round trip at a time.
     constexpr int kBatch = 4;
     const bool one_round = records <= kBatch * kThreads;  // block-uniform
-    if (tid == 0) unit_entries = 0;
-    __syncthreads();
-    for (uint32_t j0 = tid; j0 < (one_round ? kThreads : records); j0 += kBatch * kThreads) {
+    uint32_t group = 1;
+    while (one_round && group < 8 && records * group * 2 <= kThreads) group *= 2;
+    const uint32_t sub = tid % group, stride = kThreads / group;
+    for (uint32_t j0 = tid / group; j0 < (one_round ? stride : records); j0 += kBatch * stride) {
       const uint4* entries[kBatch];
       uint32_t lo[kBatch], hi[kBatch], mine = 0;
 #pragma unroll
       for (int q = 0; q < kBatch; ++q) {
-        const uint32_t j = j0 + q * kThreads;
+        const uint32_t j = j0 + q * stride;
         entries[q] = j < records ? reinterpret_cast<const uint4*>(pool + uint64_t{__ldg(slots + j)} * 16 +
                                                                   kDeferRecordHeaderBytes)
                                  : nullptr;
@@ -333,13 +340,13 @@ __device__ void FoldDeferredBlock(const DeferredFoldParams& p, uint32_t* lanes) 
       }
       bool plain = false;
       if (one_round) {  // every thread of the block is here exactly once
-        if (mine != 0) atomicAdd(&unit_entries, mine);
+        if (mine != 0 && sub == 0) atomicAdd(&unit_entries, mine);
         __syncthreads();
         plain = unit_entries < 65536;
       }
 #pragma unroll
       for (int q = 0; q < kBatch; ++q) {
-        for (uint32_t chunk = lo[q] / 8; 8 * chunk < hi[q]; ++chunk) {
+        for (uint32_t chunk = lo[q] / 8 + sub; 8 * chunk < hi[q]; chunk += group) {
           const uint4 v = __ldg(entries[q] + chunk);
           const uint32_t w4[4] = {v.x, v.y, v.z, v.w};
           uint32_t k[8];
@@ -361,8 +368,9 @@ __device__ void FoldDeferredBlock(const DeferredFoldParams& p, uint32_t* lanes) 
       }
     }
     __syncthreads();  // every lane final (no pending reverts); clamped to cap when merged
+    // Ends with a barrier after its last read of the lanes; unit_item and unit_entries were
+    // last read before it, so the next unit may rewrite all three.
     MergeRange<kThreads>(w, r, lanes, lock);
-    __syncthreads();  // lanes and unit_item are reused by the next unit
   }
 }
 

@@ -38,8 +38,10 @@ inline constexpr int kMissApplyWidth = 4;
 // 2^18-sample tiles 9.03 / 12.7 / 3.30, 70.1 (config 5, the default: with misses no longer
 // applied one L2 atomic at a time, larger tiles no longer cost uniform its L2 locality, and
 // they halve the per-tile window choice, clear and merge); 6 (config 0 deferring): 12.9 /
-// 14.3 / 4.62, 78.0. Only uniform-like tiles defer (DefersMisses), so Roulo and the
-// service shape take the immediate path.
+// 14.3 / 4.62, 78.0. Since 2026-11-24 (session 11: fewer fold instructions, deferral from one
+// miss per 32 bins, a cheaper second kernel) config 5 gives 7.44 / 11.46 / 2.93, 72.6: Roulo's
+// speckle defers too, the service shape's sparse misses still take the immediate path.
+// Configs as 5 with 768 or 512 threads (80 / 96 registers): Roulo 7.86 / 9.16 (not kept).
 // Shared memory per block = window_bins * 2 + warps * kMissQueueEntries * 4.
 inline constexpr HotWindowConfig kHotWindowConfigs[] = {
     {512, 2, 40 * 1024, 1u << 16, 1},   // 0: 80 KiB counters + 32 KiB queues, two blocks/SM

@@ -25,6 +25,7 @@
 
 #include "kernels/cuda/common/dependent_launch.cuh"
 #include "kernels/cuda/histogram/block_window_select.cuh"
+#include "kernels/cuda/histogram/deferred_fold_parts.cuh"
 #include "kernels/cuda/histogram/deferred_layout.h"
 #include "kernels/cuda/histogram/exact_bin_ops.cuh"
 #include "kernels/cuda/histogram/histogram_accumulate.h"
@@ -64,7 +65,7 @@ __device__ __forceinline__ void SharedAdd(uint32_t* p, uint32_t v) {
 // no shared memory of its own (less would shrink the L1 carve-out: H100, 10% slower). All 32 lanes call it together. Returns false, writing nothing, when the
 // record does not fit (never, by deferred_layout.h's bound; the caller then applies the
 // queue at once).
-__device__ __noinline__ bool WarpDeferMisses(DeferTarget& d, uint32_t* entries, uint32_t count) {
+__device__ __noinline__ inline bool WarpDeferMisses(DeferTarget& d, uint32_t* entries, uint32_t count) {
   const int lane = threadIdx.x & 31;
   if (d.drop) return true;
   const int item = d.item;
@@ -138,20 +139,6 @@ struct DeferredFoldParams {
 __device__ __forceinline__ uint32_t* RangeLock(uint32_t* locks, const uint8_t* bins, uint32_t r) {
   const uint64_t h = (reinterpret_cast<uintptr_t>(bins) >> 4) * 0x9E3779B97F4A7C15ull;
   return locks + ((static_cast<uint32_t>(h >> 40) + r) & (kDeferLocks - 1));
-}
-
-// One 4-byte word of a chunk merged from its four 16-bit lanes (la: lanes 4w and 4w + 1,
-// lb: 4w + 2 and 4w + 3): every byte b becomes max(b, min(cap, b + min(cap, lane))), the
-// same as SaturatingAddBytes of the clamped lanes, computed in 16-bit halves (a byte plus a
-// clamped lane is at most 510, so no half carries) with native 16x2 min/max.
-__device__ __forceinline__ uint32_t MergeWordFromLanes(uint32_t g, uint32_t la, uint32_t lb, uint32_t cap2) {
-  const uint32_t inc_even = __vminu2(__byte_perm(la, lb, 0x5410), cap2);  // lanes 4w, 4w + 2
-  const uint32_t inc_odd = __vminu2(__byte_perm(la, lb, 0x7632), cap2);   // lanes 4w + 1, 4w + 3
-  const uint32_t g_even = g & 0x00FF00FFu;                                // bytes 0, 2
-  const uint32_t g_odd = (g >> 8) & 0x00FF00FFu;                          // bytes 1, 3
-  const uint32_t r_even = __vmaxu2(__vminu2(g_even + inc_even, cap2), g_even);
-  const uint32_t r_odd = __vmaxu2(__vminu2(g_odd + inc_odd, cap2), g_odd);
-  return __byte_perm(r_even, r_odd, 0x6240);
 }
 
 // The lock of a unit, taken by one thread (before a barrier that precedes MergeRange)
@@ -245,28 +232,6 @@ __device__ void MergeRange(const HistogramWork& w, uint32_t r, const uint32_t* l
     __threadfence();
     atomicExch(lock, 0u);
   }
-}
-
-// Warp-wide: the last item i in [from, work_count) with unit_start[i] <= u, given
-// unit_start[from] <= u (an item with no units shares its start with the next one, so the
-// answer is the item that owns unit u). A 32-way search: one round trip per factor of 32
-// (a binary search by one thread took one round trip per halving, every unit).
-__device__ __forceinline__ int FindUnitItem(const uint32_t* unit_start, int work_count, int from,
-                                            uint32_t u, int lane) {
-  int lo = from, hi = work_count - 1;
-  while (lo < hi) {
-    const int step = (hi - lo + 31) / 32;
-    const int pos = lo + (lane + 1) * step;
-    const bool below = pos <= hi && unit_start[pos] <= u;  // monotone in lane
-    const unsigned m = __ballot_sync(0xffffffffu, below);
-    if (m == 0) {
-      hi = lo + step - 1;
-    } else {
-      lo += (32 - __clz(m)) * step;
-      hi = min(hi, lo + step - 1);
-    }
-  }
-  return lo;
 }
 
 // The second kernel's block: (work item, range) units dealt round-robin. `lanes` holds

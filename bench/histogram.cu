@@ -287,14 +287,14 @@ void RunWorkload(Setup& s, double copy_gbs) {
   }
   // The default with other deferral thresholds (Roulo's speckle is ~1 miss per 19 bins; the
   // default defers at 1 per 32), and the cost split at 1 per 64.
-  for (const uint32_t probe : {0u, 1u, 8u, 4u}) {
+  const struct { uint32_t probe; const char* what; } split[] = {
+      {0, ""}, {1, ", without misses"}, {8, ", full miss queues dropped"}, {4, ", records not folded"}};
+  for (const auto& row : split) {
     hc::HistogramAccumulateOptions o;
     o.defer_bins_per_miss = 64;
-    o.bench_probe = probe;
-    const char* what[] = {"", ", without misses", ", full miss queues dropped", ", records not folded"};
-    const int k = probe == 0 ? 0 : probe == 1 ? 1 : probe == 8 ? 2 : 3;
-    prods.push_back({hb::Fmt("default deferring at >= 1 miss per 64 bins%s%s", what[k],
-                             probe ? " (WRONG result, cost split)" : ""), o});
+    o.bench_probe = row.probe;
+    prods.push_back({hb::Fmt("default deferring at >= 1 miss per 64 bins%s%s", row.what,
+                             row.probe ? " (WRONG result, cost split)" : ""), o});
   }
   for (const uint32_t bins_per_miss : {16u, 256u}) {
     hc::HistogramAccumulateOptions o;

@@ -45,19 +45,6 @@ struct DeferTarget {
   bool active;           // this tile's misses are deferred
 };
 
-// Shared-memory atomics on a generic pointer known to point to shared memory (the sort
-// scratch reaches WarpDeferMisses as a generic pointer; this keeps them ATOMS).
-__device__ __forceinline__ uint32_t SharedFetchAdd(uint32_t* p, uint32_t v) {
-  uint32_t old;
-  asm volatile("atom.shared.add.u32 %0, [%1], %2;"
-               : "=r"(old) : "r"(static_cast<uint32_t>(__cvta_generic_to_shared(p))), "r"(v) : "memory");
-  return old;
-}
-__device__ __forceinline__ void SharedAdd(uint32_t* p, uint32_t v) {
-  asm volatile("red.shared.add.u32 [%0], %1;"
-               :: "r"(static_cast<uint32_t>(__cvta_generic_to_shared(p))), "r"(v) : "memory");
-}
-
 // Writes the warp's `count` queued misses (flat bin indices, < kDeferMaxRanges ranges) as
 // one record. The queue's own memory is the sort's scratch (the queue is empty afterwards):
 // once the entries are in registers, its first kMissQueueEntries * 2 bytes take the sorted

@@ -82,6 +82,15 @@ __device__ __forceinline__ void SharedAddIf(bool pred, uint32_t addr, uint32_t x
   asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %2, 0;\n\t@p red.shared.add.u32 [%0], %1;\n\t}"
                :: "r"(addr), "r"(x), "r"(static_cast<uint32_t>(pred)) : "memory");
 }
+// The same, always issued, on a generic pointer known to point to shared memory (the sort
+// scratch reaches WarpDeferMisses as one; this keeps the atomics ATOMS).
+__device__ __forceinline__ uint32_t SharedAddress(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+__device__ __forceinline__ uint32_t SharedFetchAdd(uint32_t* p, uint32_t x) {
+  return SharedFetchAddIf(true, SharedAddress(p), x, 0u);
+}
+__device__ __forceinline__ void SharedAdd(uint32_t* p, uint32_t x) { SharedAddIf(true, SharedAddress(p), x); }
 
 // N lane increments with their reads, adds and reverts each issued back to back (N <=
 // kMaxPendingLanesPerThread pending reverts per thread, as the proof assumes). lanes_s: the
@@ -111,7 +120,7 @@ __device__ __forceinline__ void IncrementLanes16At(uint32_t lanes_s, const uint3
 template <int N>
 __device__ __forceinline__ void IncrementLanes16(uint32_t* lanes, const uint32_t (&k)[N],
                                                  const bool (&hit)[N], uint32_t cap) {
-  IncrementLanes16At<N>(static_cast<uint32_t>(__cvta_generic_to_shared(lanes)), k, hit, cap);
+  IncrementLanes16At<N>(SharedAddress(lanes), k, hit, cap);
 }
 
 __device__ __forceinline__ uint32_t ReadLane16(const uint32_t* lanes, uint32_t k) {

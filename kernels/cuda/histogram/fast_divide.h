@@ -19,12 +19,10 @@ namespace histd::cuda::histogram {
 
 struct FastDivide {
   uint64_t magic = 0;
-  uint32_t divisor = 1;
   uint32_t by_one = ~0u;  // d == 1: all ones (magic 0, the quotient is n); else 0
 
   HISTD_HD static FastDivide For(uint32_t d) {
     FastDivide f;
-    f.divisor = d;
     f.magic = d >= 2 ? ~uint64_t{0} / d + 1 : 0;
     f.by_one = d >= 2 ? 0u : ~0u;
     return f;

@@ -7,6 +7,7 @@
 
 #include "kernels/cuda/histogram/block_window_select.cuh"
 #include "kernels/cuda/histogram/deferred_layout.h"
+#include "kernels/cuda/histogram/exact_bin_ops.cuh"
 #include "kernels/cuda/histogram/fast_divide.h"
 #include "kernels/cuda/histogram/histogram_accumulate.h"
 #include "kernels/histogram_types.h"
@@ -50,14 +51,13 @@ struct TileView {
   uint32_t cols, cap;
   uint32_t r0, c0, wh, ww;
   FastDivide by_cols;
-  uint32_t* lanes;
-  uint32_t lanes_s;     // lanes as a shared-memory address
+  uint32_t lanes_s;     // the window's 16-bit lanes, as a shared-memory address
   bool queue_ok;        // flat indices (+ misalign) fit 32 bits
   bool drop_misses;
   bool miss_guess_zero;
 
   __device__ TileView(const TileState& t, uint32_t* lanes_in, const HotWindowParams& p)
-      : lanes(lanes_in), lanes_s(static_cast<uint32_t>(__cvta_generic_to_shared(lanes_in))) {
+      : lanes_s(SharedAddress(lanes_in)) {
     const uintptr_t a = reinterpret_cast<uintptr_t>(t.item.bins);
     word_base = reinterpret_cast<uint32_t*>(a & ~uintptr_t{3});
     misalign = static_cast<uint32_t>(a & 3);

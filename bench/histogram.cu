@@ -12,7 +12,7 @@
 //   message   one launch of 1, 8 or 16 ingest messages of 1 MiB (2^18 samples, one histogram
 //             each), clustered and uniform: the daemon's batches (a staging buffer holds
 //             8 MiB by default, so its launches are always this small)
-// Arguments name the workloads to run (ceilings roulo offcentre uniform single service message);
+// Arguments name the workloads to run (ceilings streaming roulo offcentre uniform single service message);
 // none runs them all.
 // Floor: the device copy bandwidth measured here (read + write), over 4 MiB read + 2 MiB
 // written per histogram (service: 4 bytes read per sample). Bins are reset (untimed)
@@ -416,6 +416,7 @@ int main(int argc, char** argv) {
     hb::L2Ceilings();
     hb::SharedLaneCeilings();
   }
+  if (only.empty() || wanted("ceilings") || wanted("streaming")) hb::StreamingCeilings();
   const wl::ClusterSpec centre = wl::RouloCluster(kRows, kCols);
   if (wanted("roulo")) {
     Setup s = PerHistogramSetup("Roulo: 256x8192, 2^20 clustered samples/histogram, 64 histograms", 0, centre);

@@ -1,6 +1,7 @@
 // FastDivide (the histogram kernel's division by a histogram's column count), host path:
-// the quotient is exact for every dividend, including the divisor 1 that takes the
-// branch-free mask instead of a multiply.
+// quotient and remainder are exact for every dividend and divisor, including powers of two
+// (whose magic is capped at 2^32 - 1) and the dividends next to multiples, where the one
+// correction step decides.
 #include "kernels/cuda/histogram/fast_divide.h"
 
 #include <gtest/gtest.h>
@@ -20,6 +21,10 @@ TEST(FastDivide, QuotientIsExactForEdgeAndRandomDividends) {
     const FastDivide f = FastDivide::For(d);
     for (uint32_t n : {0u, 1u, d - 1, d, d + 1, 2 * d - 1, kMax - 1, kMax}) {
       EXPECT_EQ(f.Quotient(n), n / d) << n << " / " << d;
+      uint32_t q = 0, r = 0;
+      f.DivMod(n, &q, &r);
+      EXPECT_EQ(q, n / d) << n << " / " << d;
+      EXPECT_EQ(r, n % d) << n << " % " << d;
     }
     for (int i = 0; i < 20000; ++i) {
       const uint32_t n = static_cast<uint32_t>(rng());
@@ -27,17 +32,37 @@ TEST(FastDivide, QuotientIsExactForEdgeAndRandomDividends) {
       const uint32_t m = (n / d) * d;  // a multiple and its predecessor
       ASSERT_EQ(f.Quotient(m), m / d) << m << " / " << d;
       if (m > 0) ASSERT_EQ(f.Quotient(m - 1), (m - 1) / d) << m - 1 << " / " << d;
+      uint32_t q = 0, r = 0;
+      f.DivMod(n, &q, &r);
+      ASSERT_EQ(q, n / d) << n << " / " << d;
+      ASSERT_EQ(r, n % d) << n << " % " << d;
     }
   }
 }
 
-TEST(FastDivide, DivisorOneUsesTheMaskNotTheMultiply) {
-  const FastDivide one = FastDivide::For(1);
-  EXPECT_EQ(one.magic, 0u);
-  EXPECT_EQ(one.by_one, ~0u);
-  const FastDivide two = FastDivide::For(2);
-  EXPECT_EQ(two.by_one, 0u);
-  EXPECT_EQ(one.Quotient(123456789u), 123456789u);
+TEST(FastDivide, EveryPowerOfTwoAndItsNeighbours) {
+  const uint32_t kMax = std::numeric_limits<uint32_t>::max();
+  for (int s = 0; s < 32; ++s) {
+    for (int64_t delta : {-1, 0, 1}) {
+      const int64_t d64 = (int64_t{1} << s) + delta;
+      if (d64 < 1 || d64 > kMax) continue;
+      const uint32_t d = static_cast<uint32_t>(d64);
+      const FastDivide f = FastDivide::For(d);
+      EXPECT_LE(f.shift, 31u);
+      for (uint32_t n : {0u, 1u, d - 1, d, d + 1, 3 * d, 3 * d - 1, kMax / 2, kMax - d, kMax - 1, kMax}) {
+        uint32_t q = 0, r = 0;
+        f.DivMod(n, &q, &r);
+        EXPECT_EQ(q, n / d) << n << " / " << d;
+        EXPECT_EQ(r, n % d) << n << " % " << d;
+      }
+    }
+  }
+}
+
+TEST(FastDivide, ZeroDivisorIsTreatedAsOne) {
+  const FastDivide f = FastDivide::For(0);
+  EXPECT_EQ(f.d, 1u);
+  EXPECT_EQ(f.Quotient(123456789u), 123456789u);
 }
 
 }  // namespace

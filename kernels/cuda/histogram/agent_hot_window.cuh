@@ -7,7 +7,8 @@
 //   2. clear the window's 16-bit counters in shared memory;
 //   3. stream the samples once from DRAM (16-byte loads, the next round's loads issued
 //      before this round is folded, evict-first so that the histograms stay in L2); a
-//      sample inside the window is counted in its lane (IncrementLanes16, eight in flight),
+//      sample inside the window is counted in its lane (CountLanes16At: read, add while
+//      below cap; lanes may pass cap and are clamped when merged),
 //      any other goes to its warp's miss queue in shared memory; a queue that might not
 //      take one more round is applied to the global bins by its warp, kMissApplyWidth
 //      exact saturating byte updates per lane in flight (MergeWordsAt: load, CAS);
@@ -36,12 +37,14 @@
 
 namespace histd::cuda::histogram {
 
-// Folds N binned samples. kWarpWide: all 32 lanes call together (misses are queued);
-// otherwise any subset of lanes (head and tail samples: misses applied at once).
+// Folds N binned samples (flat: row * cols + col, used for queued misses). kWarpWide: all
+// 32 lanes call together (misses are queued); otherwise any subset of lanes (head and tail
+// samples: misses applied at once).
 template <int N, bool kWarpWide>
 __device__ __forceinline__ void Fold(const TileView& v, WarpMissQueue& q, const uint32_t (&row)[N],
-                                     const uint32_t (&col)[N], const bool (&valid)[N]) {
-  uint32_t k[N], flat[N];
+                                     const uint32_t (&col)[N], const uint32_t (&flat)[N],
+                                     const bool (&valid)[N]) {
+  uint32_t k[N];
   bool hit[N], miss[N];
 #pragma unroll
   for (int j = 0; j < N; ++j) {
@@ -49,9 +52,8 @@ __device__ __forceinline__ void Fold(const TileView& v, WarpMissQueue& q, const 
     hit[j] = valid[j] && dr < v.wh && dc < v.ww;
     miss[j] = valid[j] && !hit[j] && !v.drop_misses;
     k[j] = dr * v.ww + dc;
-    flat[j] = row[j] * v.cols + col[j];  // used only when queue_ok (fits 32 bits)
   }
-  IncrementLanes16At<N>(v.lanes_s, k, hit, v.cap);
+  CountLanes16At<N, kWarpWide>(v.lanes_s, v.sink_s, k, hit, v.cap);
   if (kWarpWide && v.queue_ok) {
     q.Append<N>(v, flat, miss);
   } else {
@@ -66,14 +68,19 @@ template <bool kWarpWide>
 __device__ __forceinline__ void FoldIndices4(const TileView& v, WarpMissQueue& q, uint4 a, bool va) {
   const uint32_t idx[4] = {a.x, a.y, a.z, a.w};
   uint32_t row[4], col[4];
-  bool valid[4];
+  const bool valid[4] = {va, va, va, va};
 #pragma unroll
-  for (int j = 0; j < 4; ++j) {
-    valid[j] = va;
-    row[j] = v.by_cols.Quotient(idx[j]);
-    col[j] = idx[j] - row[j] * v.cols;
-  }
-  Fold<4, kWarpWide>(v, q, row, col, valid);
+  for (int j = 0; j < 4; ++j) v.by_cols.DivMod(idx[j], &row[j], &col[j]);
+  Fold<4, kWarpWide>(v, q, row, col, idx, valid);
+}
+
+// One bin index, by any subset of lanes (head and tail of a tile).
+__device__ __forceinline__ void FoldIndex1(const TileView& v, WarpMissQueue& q, uint32_t i) {
+  uint32_t row[1], col[1];
+  v.by_cols.DivMod(i, &row[0], &col[0]);
+  const uint32_t flat[1] = {i};
+  const bool valid[1] = {true};
+  Fold<1, false>(v, q, row, col, flat, valid);
 }
 
 __device__ __forceinline__ uint4 LoadStreaming(const uint4* p) { return __ldcs(p); }
@@ -86,12 +93,7 @@ __device__ void FoldIndexTile(const TileView& v, WarpMissQueue& q, const uint32_
   uint32_t head = static_cast<uint32_t>((16 - (reinterpret_cast<uintptr_t>(src) & 15)) & 15) / 4;
   if (head > n) head = n;
   const uint4 zero = make_uint4(0, 0, 0, 0);
-  if (tid < static_cast<int>(head)) {
-    const uint32_t i = src[tid], r = v.by_cols.Quotient(i);
-    const uint32_t row[1] = {r}, col[1] = {i - r * v.cols};
-    const bool valid[1] = {true};
-    Fold<1, false>(v, q, row, col, valid);
-  }
+  if (tid < static_cast<int>(head)) FoldIndex1(v, q, src[tid]);
   const uint4* body = reinterpret_cast<const uint4*>(src + head);
   const uint32_t nvec = (n - head) / 4;
   constexpr uint32_t kStride = 2 * kThreads;
@@ -111,12 +113,7 @@ __device__ void FoldIndexTile(const TileView& v, WarpMissQueue& q, const uint32_
     b = nb;
   }
   const uint32_t done = head + nvec * 4;
-  if (tid < static_cast<int>(n - done)) {
-    const uint32_t i = src[done + tid], r = v.by_cols.Quotient(i);
-    const uint32_t row[1] = {r}, col[1] = {i - r * v.cols};
-    const bool valid[1] = {true};
-    Fold<1, false>(v, q, row, col, valid);
-  }
+  if (tid < static_cast<int>(n - done)) FoldIndex1(v, q, src[done + tid]);
 }
 
 // Step 3 for (x, y) pairs: groups of four pairs (two 16-byte loads) when pairs are 8-byte
@@ -136,7 +133,8 @@ __device__ void FoldPairTile(const TileView& v, WarpMissQueue& q, const AxisView
   auto fold_one = [&](uint32_t i) {
     uint32_t row[1], col[1];
     const bool valid[1] = {ax.Bin(src[2 * i], src[2 * i + 1], &row[0], &col[0], out)};
-    Fold<1, false>(v, q, row, col, valid);
+    const uint32_t flat[1] = {row[0] * v.cols + col[0]};
+    Fold<1, false>(v, q, row, col, flat, valid);
   };
   for (uint32_t i = tid; i < head; i += kThreads) fold_one(i);
   const float4* body = reinterpret_cast<const float4*>(src + 2 * head);
@@ -149,11 +147,14 @@ __device__ void FoldPairTile(const TileView& v, WarpMissQueue& q, const AxisView
       r = __ldcs(body + 2 * g + 1);
     }
     const float x[4] = {p.x, p.z, r.x, r.z}, y[4] = {p.y, p.w, r.y, r.w};
-    uint32_t row[4], col[4];
+    uint32_t row[4], col[4], flat[4];
     bool valid[4];
 #pragma unroll
-    for (int j = 0; j < 4; ++j) valid[j] = ok && ax.Bin(x[j], y[j], &row[j], &col[j], out);
-    Fold<4, true>(v, q, row, col, valid);
+    for (int j = 0; j < 4; ++j) {
+      valid[j] = ok && ax.Bin(x[j], y[j], &row[j], &col[j], out);
+      flat[j] = row[j] * v.cols + col[j];  // used only when queue_ok (fits 32 bits)
+    }
+    Fold<4, true>(v, q, row, col, flat, valid);
   }
   for (uint32_t i = head + ngroups * 4 + tid; i < n; i += kThreads) fold_one(i);
 }
@@ -181,6 +182,7 @@ __device__ void HotWindowBlock(const HotWindowParams& p, uint32_t* lanes, uint32
   __shared__ TileState tile;
   __shared__ unsigned long long warp_best[kThreads / 32];
   __shared__ DeferTarget defer;
+  __shared__ uint32_t lane_sink[32];  // CountLanes16At's adds that count nothing (never read)
   const int tid = threadIdx.x;
   constexpr bool defers = kDefers;
   if constexpr (defers) {  // the second kernel's locks, zeroed here (off the planner's serial path)
@@ -269,7 +271,7 @@ __device__ void HotWindowBlock(const HotWindowParams& p, uint32_t* lanes, uint32
     for (uint32_t i = tid; i < clear_vec && 4 * i < lane_words; i += kThreads)
       reinterpret_cast<uint4*>(lanes)[i] = make_uint4(0, 0, 0, 0);
     __syncthreads();
-    const TileView v(tile, lanes, p);
+    const TileView v(tile, lanes, lane_sink, p);
     uint32_t out[5] = {0, 0, 0, 0, 0};
     if (!pairs) {
       FoldIndexTile<kThreads>(v, queue, words + tile.begin, n);

@@ -4,8 +4,9 @@
 // With kCluster > 1 the blocks of a thread-block cluster counted disjoint samples into
 // windows of the same place and shape; each block then merges 1/kCluster of the window's
 // global words, reading the lanes of every block of the cluster through distributed
-// shared memory and adding them (each lane <= cap <= 255, so the sum of <= 16 lanes fits
-// its 16-bit half; halves are summed apart so that no carry crosses). One global update
+// shared memory and adding them (each lane clamped to cap <= 255 first: CountLanes16At lets
+// a lane pass cap; the sum of <= 16 clamped lanes fits its 16-bit half; halves are summed
+// apart so that no carry crosses). One global update
 // per word per cluster instead of one per block: kCluster times fewer L2 atomics. The
 // caller must have synchronized the cluster after the last lane update, and must do so
 // again before any block reuses its lanes.
@@ -55,8 +56,8 @@ __device__ void MergeWindowAligned(const TileView& v, const LaneSources<kCluster
 #pragma unroll
       for (int c = 0; c < kCluster; ++c) {
         const uint2 w = *reinterpret_cast<const uint2*>(src.rank[c] + lw);
-        sum.x += w.x;  // halves <= 8 * 255: no carry between them
-        sum.y += w.y;
+        sum.x += __vminu2(w.x, cap2);  // lanes may exceed cap (CountLanes16At); halves of the
+        sum.y += __vminu2(w.y, cap2);  // clamped sum <= 16 * 255: no carry between them
       }
       if ((sum.x | sum.y) == 0) continue;
       if (kCluster > 1) {

@@ -90,7 +90,10 @@ __device__ __forceinline__ uint32_t SharedAddress(const void* p) {
 __device__ __forceinline__ uint32_t SharedFetchAdd(uint32_t* p, uint32_t x) {
   return SharedFetchAddIf(true, SharedAddress(p), x, 0u);
 }
-__device__ __forceinline__ void SharedAdd(uint32_t* p, uint32_t x) { SharedAddIf(true, SharedAddress(p), x); }
+__device__ __forceinline__ void SharedAddAt(uint32_t addr, uint32_t x) {
+  asm volatile("red.shared.add.u32 [%0], %1;" ::"r"(addr), "r"(x) : "memory");
+}
+__device__ __forceinline__ void SharedAdd(uint32_t* p, uint32_t x) { SharedAddAt(SharedAddress(p), x); }
 
 // N lane increments with their reads, adds and reverts each issued back to back (N <=
 // kMaxPendingLanesPerThread pending reverts per thread, as the proof assumes). lanes_s: the
@@ -113,6 +116,48 @@ __device__ __forceinline__ void IncrementLanes16At(uint32_t lanes_s, const uint3
   for (int j = 0; j < N; ++j) {
     const uint32_t shift = (k[j] & 1u) << 4;
     SharedAddIf(issued[j] && LaneValue(seen[j], shift) >= cap, lanes_s + ((k[j] >> 1) << 2), 0u - (1u << shift));
+  }
+}
+
+// ---- 16-bit lanes counted by read-then-add (CountLanes16At) ------------------------
+// The hot window's cheaper scheme: read the lane; if it is below cap, add 1 (a fire-and-
+// forget red.shared); never look at the old value, never revert. The lane may then end
+// ABOVE cap, and whoever reads it clamps: min(cap, lane) (MergeWindow does).
+// Claim: min(cap, final lane) = min(cap, hits), and the lane never carries.
+// Proof. The lane only grows, by one per add, and every add belongs to a hit. If the final
+// lane L is below cap, every read saw a value <= L < cap, so every hit added: L = hits.
+// Otherwise L >= cap, and hits >= L (each add is a hit): both sides are cap. Bound: let t0
+// be the moment the lane first reaches cap. An add landing after t0 was decided by a read
+// before t0 (a later read sees >= cap). A thread's adds to a lane precede, in its program
+// order, its next read of that lane, and same-address accesses of one thread keep that
+// order; so when one of its reads precedes t0, all its adds decided by earlier reads of the
+// lane have landed. At most its last batch is outstanding: N <= kMaxPendingLanesPerThread
+// adds per thread, lane <= cap + 1024 x 8 < 65536 (the static_assert above).
+// lanes_s: the lanes' shared address; sink_s: a word of shared memory that nobody reads,
+// one per lane of the warp (bank-distinct), which takes the adds of samples that count
+// nothing, so that the adds need neither a predicate nor a branch (the H100's ptxas turns
+// predicated shared atomics into one branch each). kWarpWide: all 32 lanes call together
+// and the adds are skipped when no lane of the warp has one (saturated hot bins).
+template <int N, bool kWarpWide>
+__device__ __forceinline__ void CountLanes16At(uint32_t lanes_s, uint32_t sink_s, const uint32_t (&k)[N],
+                                               const bool (&hit)[N], uint32_t cap) {
+  static_assert(N <= kMaxPendingLanesPerThread, "more outstanding adds than the proof allows");
+  uint32_t seen[N];
+#pragma unroll
+  for (int j = 0; j < N; ++j) seen[j] = SharedLoadIf(hit[j], lanes_s + ((k[j] >> 1) << 2));
+  uint32_t addr[N], inc[N];
+  bool any = false;
+#pragma unroll
+  for (int j = 0; j < N; ++j) {
+    const uint32_t shift = (k[j] & 1u) << 4;
+    const bool add = hit[j] && LaneValue(seen[j], shift) < cap;
+    addr[j] = add ? lanes_s + ((k[j] >> 1) << 2) : sink_s;
+    inc[j] = 1u << shift;
+    any |= add;
+  }
+  if (kWarpWide ? __any_sync(0xffffffffu, any) : any) {
+#pragma unroll
+    for (int j = 0; j < N; ++j) SharedAddAt(addr[j], inc[j]);
   }
 }
 

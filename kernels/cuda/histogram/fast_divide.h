@@ -1,10 +1,15 @@
 // Division of 32-bit unsigned values by a divisor fixed for a whole batch (the histogram's
-// column count), as one 64-bit multiply-high instead of a ~20-instruction division.
+// column count): one 32-bit multiply-high, a shift and one correction step instead of a
+// ~20-instruction division, exact for every dividend n < 2^32 and every divisor d >= 1.
 //
-// For d >= 2, magic = floor((2^64 - 1) / d) + 1 = 2^64 / d + e with 0 <= e <= 1, and
-// floor(n * magic / 2^64) = floor(n / d + n * e / 2^64). The error term is < 2^-32 <= 1/d,
-// while the fractional part of n / d is at most 1 - 1/d, so the floor is exact for every
-// n < 2^32. d == 1 is handled apart (its magic would need 65 bits).
+// Let 2^s <= d < 2^(s+1) and magic = min(floor(2^(32+s) / d), 2^32 - 1) (the minimum binds
+// only for d = 2^s, where the floor is 2^32). Then 2^(32+s)/d - 1 <= magic <= 2^(32+s)/d, so
+//   n/d - n/2^(32+s) <= n * magic / 2^(32+s) <= n/d,
+// and n / 2^(32+s) < 1: q0 = floor(floor(n * magic / 2^32) / 2^s) is q or q - 1 with
+// q = floor(n / d). Hence r0 = n - q0 * d (no overflow: q0 * d <= n) lies in [0, 2d) and
+// one comparison r0 >= d corrects both. (The H100 fold loop: 4-5 instructions for the
+// quotient and the remainder together, against 8 for a 64-bit multiply-high with a d == 1
+// mask and a multiply-subtract.)
 #pragma once
 
 #include <cstdint>
@@ -18,24 +23,38 @@
 namespace histd::cuda::histogram {
 
 struct FastDivide {
-  uint64_t magic = 0;
-  uint32_t by_one = ~0u;  // d == 1: all ones (magic 0, the quotient is n); else 0
+  uint32_t d = 1;
+  uint32_t magic = ~0u;
+  uint32_t shift = 0;
 
-  HISTD_HD static FastDivide For(uint32_t d) {
+  // d == 0 is treated as 1 (no caller divides by zero; the result stays defined).
+  HISTD_HD static FastDivide For(uint32_t divisor) {
     FastDivide f;
-    f.magic = d >= 2 ? ~uint64_t{0} / d + 1 : 0;
-    f.by_one = d >= 2 ? 0u : ~0u;
+    f.d = divisor == 0 ? 1u : divisor;
+    uint32_t s = 0;
+    while (s < 31 && (f.d >> (s + 1)) != 0) ++s;  // 2^s <= d < 2^(s + 1)
+    const uint64_t m = (uint64_t{1} << (32 + s)) / f.d;
+    f.magic = m > 0xFFFFFFFFull ? 0xFFFFFFFFu : static_cast<uint32_t>(m);
+    f.shift = s;
     return f;
   }
 
-  // Branch-free, d == 1 included (a per-sample test of the divisor cost the fold loop
-  // several predicate instructions a sample on the H100).
-  HISTD_HD uint32_t Quotient(uint32_t n) const {
+  HISTD_HD void DivMod(uint32_t n, uint32_t* q, uint32_t* r) const {
 #if defined(__CUDA_ARCH__)
-    return static_cast<uint32_t>(__umul64hi(static_cast<uint64_t>(n), magic)) + (n & by_one);
+    const uint32_t q0 = __umulhi(n, magic) >> shift;
 #else
-    return static_cast<uint32_t>((static_cast<unsigned __int128>(n) * magic) >> 64) + (n & by_one);
+    const uint32_t q0 = static_cast<uint32_t>((uint64_t{n} * magic) >> 32) >> shift;
 #endif
+    const uint32_t r0 = n - q0 * d;
+    const bool over = r0 >= d;
+    *q = q0 + (over ? 1u : 0u);
+    *r = over ? r0 - d : r0;
+  }
+
+  HISTD_HD uint32_t Quotient(uint32_t n) const {
+    uint32_t q, r;
+    DivMod(n, &q, &r);
+    return q;
   }
 };
 

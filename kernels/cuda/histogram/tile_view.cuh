@@ -52,12 +52,14 @@ struct TileView {
   uint32_t r0, c0, wh, ww;
   FastDivide by_cols;
   uint32_t lanes_s;     // the window's 16-bit lanes, as a shared-memory address
+  uint32_t sink_s;      // this lane's word of the block's add sink (CountLanes16At)
   bool queue_ok;        // flat indices (+ misalign) fit 32 bits
   bool drop_misses;
   bool miss_guess_zero;
 
-  __device__ TileView(const TileState& t, uint32_t* lanes_in, const HotWindowParams& p)
-      : lanes_s(SharedAddress(lanes_in)) {
+  // sink: 32 words of shared memory that nobody reads.
+  __device__ TileView(const TileState& t, uint32_t* lanes_in, uint32_t* sink, const HotWindowParams& p)
+      : lanes_s(SharedAddress(lanes_in)), sink_s(SharedAddress(sink + (threadIdx.x & 31))) {
     const uintptr_t a = reinterpret_cast<uintptr_t>(t.item.bins);
     word_base = reinterpret_cast<uint32_t*>(a & ~uintptr_t{3});
     misalign = static_cast<uint32_t>(a & 3);

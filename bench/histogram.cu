@@ -305,7 +305,8 @@ void RunWorkload(Setup& s, double copy_gbs) {
   guess.miss_guess = 1;
   prods.push_back({"default, misses CAS guessing 0 first", guess});
   if (s.items.size() > 16) {  // large launches: smaller tiles keep fewer histograms' bins in L2 at once
-    for (int log2 = 14; log2 <= 17; ++log2) {
+    for (int log2 = 14; log2 <= 20; ++log2) {
+      if (log2 == 18) continue;  // the default
       hc::HistogramAccumulateOptions t;
       t.tile_samples = 1u << log2;
       prods.push_back({hb::Fmt("default with 2^%d-sample tiles", log2), t});

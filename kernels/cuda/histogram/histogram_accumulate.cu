@@ -185,17 +185,13 @@ absl::Status LaunchConfig(int config, HotWindowParams p, uint64_t tile_bound, in
   }
 }
 
-// The config's tile, halved (down to kMinAdaptiveTileSamples) while the launch would not
-// give every resident block one tile: a launch of one 1 MiB ingest message is 2^18 samples,
-// a single default tile, i.e. one block on one SM while the others idle. Large launches
-// (the benchmarks' workloads, busy ingest) keep the config's tile.
-uint32_t AdaptiveTileSamples(const HotWindowConfig& c, uint64_t total_samples) {
-  // A plan tile is `cluster` blocks' tiles, so every resident block has one when the launch
-  // holds resident blocks x tile samples, whatever the cluster size.
-  const uint64_t blocks = uint64_t(CurrentDeviceSmCountOr(0)) * uint64_t(c.blocks_per_sm);
-  uint32_t tile = c.tile_samples;
-  while (tile / 2 >= kMinAdaptiveTileSamples && total_samples < blocks * tile) tile /= 2;
-  return tile;
+// The launch's tile (ChooseTileSamples, histogram_tuning.h): small launches take small
+// tiles so that every resident block has one (a 1 MiB ingest message is 2^18 samples, one
+// default tile, i.e. one block on one SM); large launches take the tile that fills the GPU
+// in the fewest waves, each tile paying its window choice, clear and merge once.
+uint32_t AdaptiveTileSamples(const HotWindowConfig& c, uint64_t total_samples, int work_count) {
+  const int64_t blocks = int64_t{CurrentDeviceSmCountOr(0)} * c.blocks_per_sm;
+  return ChooseTileSamples(c.tile_samples, c.cluster, total_samples, work_count, blocks);
 }
 
 // The hot-window launch's choices and its workspace: the tile plan, then (configs with
@@ -213,7 +209,7 @@ struct HotWindowPlan {
     plan.config = o.config < 0 ? kDefaultHotWindowConfig : o.config;
     const HotWindowConfig& c = kHotWindowConfigs[plan.config];
     plan.tile_samples =
-        o.tile_samples ? o.tile_samples : AdaptiveTileSamples(c, args.total_samples);
+        o.tile_samples ? o.tile_samples : AdaptiveTileSamples(c, args.total_samples, args.work_count);
     plan.defers = c.defer_misses;
     const size_t tile_plan = DeferredLayout::Align(sizeof(uint32_t) * (size_t(args.work_count) + 1));
     plan.bytes = tile_plan;
@@ -258,10 +254,10 @@ absl::Status HistogramAccumulate::can_implement(const HistogramAccumulateArgs& a
     return absl::InvalidArgumentError("histogram: miss_guess must be -1, 0 or 1");
   if (o.defer_bins_per_miss > (1u << 24))
     return absl::InvalidArgumentError("histogram: defer_bins_per_miss above 2^24");
-  const uint64_t tile_bound = args.total_samples / tile + uint64_t(args.work_count) + 1;
+  const histogram::HotWindowPlan plan = histogram::HotWindowPlan::For(args);
+  const uint64_t tile_bound = args.total_samples / plan.tile_samples + uint64_t(args.work_count) + 1;
   if (tile_bound > std::numeric_limits<uint32_t>::max())
     return absl::InvalidArgumentError("histogram: too many tiles for one launch");
-  const histogram::HotWindowPlan plan = histogram::HotWindowPlan::For(args);
   if (plan.defers && (plan.defer.pool_units > std::numeric_limits<uint32_t>::max() ||
                       plan.defer.tiles * plan.defer.slots_per_tile >
                           std::numeric_limits<uint32_t>::max()))

@@ -56,13 +56,53 @@ inline constexpr HotWindowConfig kHotWindowConfigs[] = {
 inline constexpr int kHotWindowConfigCount =
     static_cast<int>(sizeof(kHotWindowConfigs) / sizeof(kHotWindowConfigs[0]));
 inline constexpr int kDefaultHotWindowConfig = 5;
-// Smallest tile the default choice shrinks to when a launch is too small to give every
-// resident block one tile (AdaptiveTileSamples in histogram_accumulate.cu). Each tile pays a
-// window choice, a clear and a merge of its window, and small tiles of clustered data merge
-// the same hot words from many blocks at once. H100, one launch of one 1 MiB message (2^18
-// samples), us clustered / uniform: tiles of 2^12: 128 / 52, 2^13: 113 / 51, 2^14: 97 / 58,
-// 2^15: 89 / 66, 2^16: 85 / 88, the unshrunk 2^18: 162 / 207 (bench "message" workloads).
+// The default tile (HistogramAccumulateOptions::tile_samples == 0) is chosen per launch by
+// ChooseTileSamples below, among powers of two from kMinAdaptiveTileSamples to
+// kMaxAdaptiveTileSamples.
+// Each tile pays a window choice, a clear and a merge of its window (and small tiles of
+// clustered data merge the same hot words from many blocks at once). H100, one launch of one
+// 1 MiB message (2^18 samples), us clustered / uniform: tiles of 2^12: 128 / 52, 2^13: 113 /
+// 51, 2^14: 97 / 58, 2^15: 89 / 66, 2^16: 85 / 88, 2^18: 162 / 207 (bench "message").
+// 64 histograms of 2^20 samples (2026-11-24, bench rows "default with 2^N-sample tiles"),
+// us per histogram Roulo / uniform / single bin: 2^17: 8.62 / 12.08 / 3.61, 2^18 (two waves
+// of tiles on 132 SMs): 7.17 / 11.22 / 2.82, 2^19 (one wave of 128): 6.09 / 10.26 / 2.38,
+// 2^20 (64 tiles, half the SMs idle): 8.13 / 13.94 / 3.88.
 inline constexpr uint32_t kMinAdaptiveTileSamples = 1u << 14;
+inline constexpr uint32_t kMaxAdaptiveTileSamples = 1u << 20;
+// What one tile costs beyond its samples, in samples' worth of streaming: fitted to the
+// 2^18 against 2^19 rows above (Roulo 112K, uniform 90K, single bin 119K).
+inline constexpr uint64_t kTileOverheadSamples = uint64_t{1} << 17;
+
+// The tile that minimizes the launch's estimated makespan, waves x (tile + overhead), with
+// the work items taken as equal (the host does not see their counts; the work list lives
+// on the device): tiles = items x ceil(average / plan tile), waves = ceil(tiles / groups),
+// where a plan tile is `cluster` blocks' tiles and groups = resident blocks / cluster; a
+// block's tile is min(tile, average) samples (a cluster's first block takes the item's
+// first `tile` samples).
+// Ties keep the larger tile. resident_blocks <= 0 (no device) returns config_tile.
+inline constexpr uint32_t ChooseTileSamples(uint32_t config_tile, int cluster, uint64_t total_samples,
+                                            int work_count, int64_t resident_blocks) {
+  if (resident_blocks <= 0 || work_count <= 0 || cluster <= 0) return config_tile;
+  const uint64_t items = static_cast<uint64_t>(work_count);
+  const uint64_t average = total_samples / items > 0 ? total_samples / items : 1;
+  const uint64_t groups = static_cast<uint64_t>(resident_blocks) / static_cast<uint64_t>(cluster) > 0
+                              ? static_cast<uint64_t>(resident_blocks) / static_cast<uint64_t>(cluster)
+                              : 1;
+  uint32_t best = config_tile;
+  uint64_t best_cost = ~uint64_t{0};
+  for (uint32_t tile = kMaxAdaptiveTileSamples; tile >= kMinAdaptiveTileSamples; tile /= 2) {
+    const uint64_t plan_tile = uint64_t{tile} * static_cast<uint64_t>(cluster);
+    const uint64_t per_item = (average + plan_tile - 1) / plan_tile;
+    const uint64_t waves = (items * per_item + groups - 1) / groups;
+    const uint64_t work = average < tile ? average : tile;  // the busiest block's samples per tile
+    const uint64_t cost = waves * (work + kTileOverheadSamples);
+    if (cost < best_cost) {
+      best_cost = cost;
+      best = tile;
+    }
+  }
+  return best;
+}
 // ---- deferred misses (configs with defer_misses; deferred_misses.cuh) -------------------
 // A warp whose miss queue fills sorts it by bin range (kDeferRangeBins bins each) into a
 // record in the workspace instead of applying it; a second kernel folds each (work item,

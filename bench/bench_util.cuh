@@ -5,6 +5,8 @@
 
 #include <cuda_runtime.h>
 
+#include "absl/status/status.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -20,6 +22,16 @@
       std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #expr, cudaGetErrorName(e_)); \
       std::exit(2);                                                                  \
     }                                                                                \
+  } while (0)
+
+// Exits with the status's message when a host entry point returns an error.
+#define BENCH_OK(expr)                                                                 \
+  do {                                                                                 \
+    const absl::Status s_ = (expr);                                                    \
+    if (!s_.ok()) {                                                                    \
+      std::fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, s_.ToString().c_str());   \
+      std::exit(3);                                                                    \
+    }                                                                                  \
   } while (0)
 
 namespace histd::bench {

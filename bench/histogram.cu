@@ -36,6 +36,7 @@
 
 #include "bench/bench_util.cuh"
 #include "bench/histogram_ceilings.cuh"
+#include "bench/histogram_timeline.cuh"
 #include "bench/histogram_workloads.cuh"
 #include "kernels/cuda/histogram/cluster_resident_geometry.h"
 #include "kernels/cuda/histogram/histogram_accumulate.h"
@@ -54,14 +55,6 @@ constexpr int kHists = 64;
 constexpr int kServiceHists = 1000, kServiceBatches = 1024;
 constexpr uint32_t kBatch = 1u << 16;
 
-#define CHECK_STATUS(expr)                                                      \
-  do {                                                                          \
-    const absl::Status s_ = (expr);                                             \
-    if (!s_.ok()) {                                                             \
-      std::fprintf(stderr, "%s: %s\n", #expr, std::string(s_.message()).c_str()); \
-      std::exit(3);                                                             \
-    }                                                                           \
-  } while (0)
 
 struct Item {  // host copy of one batch: histogram, offset, count
   uint32_t hist;
@@ -248,7 +241,7 @@ void RunWorkload(Setup& s, double copy_gbs) {
       a.hint_row = kRows / 2;
       a.hint_window_cols = 1536;
       const auto rv = static_cast<hc::RouloVariant>(v);
-      const double ms = TimeWithReset(reset, [&] { CHECK_STATUS(hc::RunRouloVariant(rv, a, nullptr)); }, reps);
+      const double ms = TimeWithReset(reset, [&] { BENCH_OK(hc::RunRouloVariant(rv, a, nullptr)); }, reps);
       rows.push_back({hc::RouloVariantDescription(rv), ms, "no (soft cap)", MatchesReference(s, check) ? "yes" : "NO"});
     }
   }
@@ -356,7 +349,8 @@ void RunWorkload(Setup& s, double copy_gbs) {
   prods.push_back({"probe: default without applying misses (WRONG result, cost split)", probe_misses});
   prods.push_back({"probe: default without window merge (WRONG result, cost split)", probe_merge});
   // HISTD_BENCH_ROWS=substring keeps only the production rows whose name contains it (for
-  // profiling one row under Nsight Compute).
+  // profiling one row under Nsight Compute). HISTD_BENCH_TIMELINE=1 prints where the first
+  // row's (and the fixed-tile row's) hot-window tiles spend their time (histogram_timeline.cuh).
   const char* row_filter = std::getenv("HISTD_BENCH_ROWS");
   for (const Prod& p : prods) {
     if (row_filter != nullptr && p.name.find(row_filter) == std::string::npos) continue;
@@ -368,7 +362,7 @@ void RunWorkload(Setup& s, double copy_gbs) {
     args.total_samples = s.total;
     args.options = p.o;
     hc::HistogramAccumulate op;
-    CHECK_STATUS(op.can_implement(args));
+    BENCH_OK(op.can_implement(args));
     void* ws;
     BENCH_CUDA(cudaMalloc(&ws, std::max<size_t>(256, op.get_workspace_size(args))));
     // A variant that cannot launch here (e.g. a 16-block cluster the device does not
@@ -383,7 +377,12 @@ void RunWorkload(Setup& s, double copy_gbs) {
       BENCH_CUDA(cudaFree(ws));
       continue;
     }
-    const double ms = TimeWithReset(reset, [&] { CHECK_STATUS(op.run(args, ws, nullptr)); }, reps);
+    const double ms = TimeWithReset(reset, [&] { BENCH_OK(op.run(args, ws, nullptr)); }, reps);
+    if ((&p == &prods.front() || p.name.find("its fixed tile") != std::string::npos) &&
+        std::getenv("HISTD_BENCH_TIMELINE") != nullptr) {
+      reset();
+      hb::PrintTileTimeline(s.name, args, ws, ms);
+    }
     BENCH_CUDA(cudaFree(ws));
     const bool probe = p.o.bench_probe != 0;
     rows.push_back({p.name, ms, probe ? "n/a (probe)" : "yes", MatchesReference(s, check) ? "yes" : "NO"});

@@ -33,14 +33,6 @@ using namespace histd::bench;
 namespace hc = histd::cuda;
 namespace rs = histd::cuda::reduce_scan;
 
-#define BENCH_OK(expr)                                                          \
-  do {                                                                          \
-    const absl::Status s_ = (expr);                                             \
-    if (!s_.ok()) {                                                             \
-      std::fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, s_.ToString().c_str()); \
-      std::exit(3);                                                             \
-    }                                                                           \
-  } while (0)
 
 using Op = std::function<void(cudaStream_t)>;
 

@@ -30,6 +30,7 @@
 
 #include "kernels/cuda/histogram/block_window_merge.cuh"
 #include "kernels/cuda/histogram/block_window_select.cuh"
+#include "kernels/cuda/histogram/deferred_fold_parts.cuh"
 #include "kernels/cuda/histogram/exact_bin_ops.cuh"
 #include "kernels/cuda/histogram/histogram_tuning.h"
 #include "kernels/cuda/histogram/tile_view.cuh"
@@ -203,14 +204,13 @@ __device__ void HotWindowBlock(const HotWindowParams& p, uint32_t* lanes, uint32
   }
   WarpMissQueue queue{queues + (tid >> 5) * kMissQueueEntries, 0, defers ? &defer : nullptr};
   const uint32_t total_tiles = p.tile_start[p.work_count];
+  int item_hint = 0;  // warp 0's: the block's tiles increase, so their item only moves forward
   const uint64_t group_tile = uint64_t{p.tile_samples} * kCluster;
   for (uint32_t t = group; t < total_tiles; t += groups) {
+    StampTimeline<kTimelineStamps>(p.bench_timeline, t, 0);
+    if (tid < 32) item_hint = FindUnitItem(p.tile_start, p.work_count, item_hint, t, tid);
     if (tid == 0) {
-      int lo = 0, hi = p.work_count - 1;  // last item whose first tile is <= t
-      while (lo < hi) {
-        const int mid = (lo + hi + 1) / 2;
-        if (p.tile_start[mid] <= t) lo = mid; else hi = mid - 1;
-      }
+      const int lo = item_hint;  // the last item whose first tile is <= t
       tile.item_index = lo;
       tile.item = p.work[lo];
       const uint64_t count = tile.item.count;
@@ -225,6 +225,7 @@ __device__ void HotWindowBlock(const HotWindowParams& p, uint32_t* lanes, uint32
     }
     if (tid < 5) tile.outflow[tid] = 0;
     __syncthreads();
+    StampTimeline<kTimelineStamps>(p.bench_timeline, t, 1);
     const HistogramWork& item = tile.item;
     const uint32_t n = static_cast<uint32_t>(tile.end - tile.begin);
     const uint32_t* words = p.samples + item.sample_offset;
@@ -244,8 +245,13 @@ __device__ void HotWindowBlock(const HotWindowParams& p, uint32_t* lanes, uint32
       const uint32_t probes = span_n < kWindowProbeSamples ? span_n : kWindowProbeSamples;
       const FastDivide by_cols = FastDivide::For(item.cols);
       const AxisView ax(item);
+      // Runs of kWindowProbeRun consecutive samples spread evenly over the span (a span
+      // shorter than the probe is read whole): a warp's probes touch 2 runs, i.e. a few
+      // sectors, instead of 32 scattered ones.
+      const uint32_t runs = probes / kWindowProbeRun;
+      const uint32_t run_stride = probes < kWindowProbeSamples ? kWindowProbeRun : span_n / runs;
       auto probe = [&](uint32_t i, uint32_t* r, uint32_t* c) -> bool {
-        const uint64_t s = begin + uint64_t{i} * span_n / probes;
+        const uint64_t s = begin + uint64_t{i / kWindowProbeRun} * run_stride + i % kWindowProbeRun;
         if (!pairs) {
           const uint32_t idx = words[s];
           *r = by_cols.Quotient(idx);
@@ -262,6 +268,7 @@ __device__ void HotWindowBlock(const HotWindowParams& p, uint32_t* lanes, uint32
       miss_probes = probes - captured;
       all_probes = probes == 0 ? 1 : probes;
     }
+    StampTimeline<kTimelineStamps>(p.bench_timeline, t, 2);
     if (tid == 0) {
       tile.window = win;
       if (defers) defer.active = DefersMisses(bins, item.count * miss_probes / all_probes, p.defer_bins_per_miss);
@@ -271,6 +278,7 @@ __device__ void HotWindowBlock(const HotWindowParams& p, uint32_t* lanes, uint32
     for (uint32_t i = tid; i < clear_vec && 4 * i < lane_words; i += kThreads)
       reinterpret_cast<uint4*>(lanes)[i] = make_uint4(0, 0, 0, 0);
     __syncthreads();
+    StampTimeline<kTimelineStamps>(p.bench_timeline, t, 3);
     const TileView v(tile, lanes, lane_sink, p);
     uint32_t out[5] = {0, 0, 0, 0, 0};
     if (!pairs) {
@@ -283,8 +291,10 @@ __device__ void HotWindowBlock(const HotWindowParams& p, uint32_t* lanes, uint32
         if ((tid & 31) == 0 && s != 0) atomicAdd(&tile.outflow[k], s);
       }
     }
+    StampTimeline<kTimelineStamps>(p.bench_timeline, t, 4);
     if (queue.count != 0) queue.Drain(v);
-    SyncGroup<kCluster>();  // every lane of every block final (no pending reverts)
+    SyncGroup<kCluster>();  // every lane of every block final (no pending adds)
+    StampTimeline<kTimelineStamps>(p.bench_timeline, t, 5);
     if (!(p.bench_probe & kProbeSkipMerge)) {
       LaneSources<kCluster> sources;  // built here: kept across the fold loop it would spill
       if constexpr (kCluster == 1) {
@@ -295,6 +305,7 @@ __device__ void HotWindowBlock(const HotWindowParams& p, uint32_t* lanes, uint32
       }
       MergeWindow<kThreads, kCluster>(v, sources, lane_words, rank);
     }
+    StampTimeline<kTimelineStamps>(p.bench_timeline, t, 6);
     if (tid == 0 && n != 0) {
       HistogramOutflow* o = p.outflow + tile.item_index;
       if (!pairs) {
@@ -307,6 +318,7 @@ __device__ void HotWindowBlock(const HotWindowParams& p, uint32_t* lanes, uint32
       }
     }
     SyncGroup<kCluster>();  // lanes and shared state are reused by the next tile
+    StampTimeline<kTimelineStamps>(p.bench_timeline, t, 7);
   }
 }
 

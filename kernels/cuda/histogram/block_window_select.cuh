@@ -1,6 +1,6 @@
 // Block building block: choose the hot window of one tile from the tile's own samples.
 //
-// A strided probe of kWindowProbeSamples samples is counted on a coarse grid of at most
+// A probe of kWindowProbeSamples samples (runs spread over the tile) is counted on a coarse grid of at most
 // kGridRows x kGridCols cells (in shared memory); a summed-area table then scores every
 // rectangle of cells of a few shapes (heights 1, 2, 4, ... cells, each as wide as the
 // window capacity allows) and the densest wins. The winner is fitted into the capacity

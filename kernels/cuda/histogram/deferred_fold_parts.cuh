@@ -1,6 +1,7 @@
 // Pieces of the deferred-miss fold (deferred_misses.cuh) that stand on their own: the
-// 16-bit-domain merge of one word and the search for a unit's work item. Device only, no
-// state; tested apart in tests/cuda/histogram/deferred_fold_parts_test.cu.
+// 16-bit-domain merge of one word and the search for a unit's work item (also a tile's, in
+// the hot-window kernel: tile_start is the same kind of prefix). Device only, no state;
+// tested apart in tests/cuda/histogram/deferred_fold_parts_test.cu.
 #pragma once
 
 #include <cstdint>

@@ -23,6 +23,7 @@
 
 #include <cstdint>
 
+#include "kernels/cuda/common/bench_timeline.cuh"
 #include "kernels/cuda/common/dependent_launch.cuh"
 #include "kernels/cuda/histogram/block_window_select.cuh"
 #include "kernels/cuda/histogram/deferred_fold_parts.cuh"
@@ -120,7 +121,13 @@ struct DeferredFoldParams {
   int work_count;
   const uint32_t* tile_start;  // work_count + 1: the hot-window plan
   DeferredArea area;           // what the hot-window kernel wrote
+  unsigned long long* bench_timeline;  // benchmark only: kFoldTimelineStamps per unit, or null
 };
+
+// Benchmark-only (HistogramAccumulateOptions::bench_fold_timeline): per (item, range) unit,
+// stamps at: unit start, item found, unit set up, entries counted and lock taken, range
+// merged, released.
+inline constexpr int kFoldTimelineStamps = 6;
 
 // The lock of (histogram, range): ranges of one histogram take consecutive locks.
 __device__ __forceinline__ uint32_t* RangeLock(uint32_t* locks, const uint8_t* bins, uint32_t r) {
@@ -143,8 +150,12 @@ __device__ __forceinline__ void AcquireRangeLock(uint32_t* lock) {
 // bytes, and the launch's word updates are complete); a chunk shared with a neighbour (a
 // misaligned histogram or range end) is merged word by word with MergeWordsAt, the exact
 // update every other writer of those bytes uses. Chunks whose lanes are all zero are skipped.
+// Every lane is read by exactly one thread (the one whose chunk holds its byte), which zeroes
+// it after reading: the lanes are clear for the block's next unit after the final barrier
+// (H100, Roulo: a separate clear and its barrier took 1.4 us of a 10.5 us unit).
 template <int kThreads>
-__device__ void MergeRange(const HistogramWork& w, uint32_t r, const uint32_t* lanes, uint32_t* lock) {
+__device__ void MergeRange(const HistogramWork& w, uint32_t r, uint32_t* lanes, uint32_t* lock,
+                           unsigned long long* timeline, uint32_t unit) {
   const uintptr_t a = reinterpret_cast<uintptr_t>(w.bins);
   const uint64_t bins = uint64_t{w.rows} * w.cols;
   const uint32_t lo = r << kDeferRangeShift;
@@ -154,7 +165,8 @@ __device__ void MergeRange(const HistogramWork& w, uint32_t r, const uint32_t* l
   const uint32_t misalign = static_cast<uint32_t>(a & 15);
   const uint32_t b_lo = misalign + lo, b_hi = misalign + hi;
   const uint32_t c_lo = b_lo >> 4, chunks = ((b_hi - 1) >> 4) - c_lo + 1;
-  const uint4* lane_vec = reinterpret_cast<const uint4*>(lanes);
+  uint4* lane_vec = reinterpret_cast<uint4*>(lanes);
+  uint16_t* lane16 = reinterpret_cast<uint16_t*>(lanes);
   for (uint32_t t0 = threadIdx.x; t0 < chunks; t0 += 4 * kThreads) {
     uint4 inc[4], seen[4];
     bool owned[4], any[4], from_lanes[4];
@@ -179,7 +191,8 @@ __device__ void MergeRange(const HistogramWork& w, uint32_t r, const uint32_t* l
             if (byte < b_lo || byte >= b_hi) continue;
             const uint32_t n = ReadLane16(lanes, byte - b_lo);
             word[q / 4] |= (n < cap ? n : cap) << (8 * (q % 4));
-          }
+            if (n != 0) lane16[byte - b_lo] = 0;  // cleared for the next unit (one lane: the
+          }                                       // word's other lane may be a neighbour's)
         }
         inc[j] = make_uint4(word[0], word[1], word[2], word[3]);
         any[j] = (word[0] | word[1] | word[2] | word[3]) != 0;
@@ -194,6 +207,8 @@ __device__ void MergeRange(const HistogramWork& w, uint32_t r, const uint32_t* l
         uint4 next;
         if (from_lanes[j]) {
           const uint4 l0 = lane_vec[2 * t], l1 = lane_vec[2 * t + 1];
+          lane_vec[2 * t] = make_uint4(0, 0, 0, 0);  // cleared for the next unit
+          lane_vec[2 * t + 1] = make_uint4(0, 0, 0, 0);
           next = make_uint4(MergeWordFromLanes(seen[j].x, l0.x, l0.y, cap2), MergeWordFromLanes(seen[j].y, l0.z, l0.w, cap2),
                             MergeWordFromLanes(seen[j].z, l1.x, l1.y, cap2), MergeWordFromLanes(seen[j].w, l1.z, l1.w, cap2));
         } else {
@@ -215,6 +230,7 @@ __device__ void MergeRange(const HistogramWork& w, uint32_t r, const uint32_t* l
   // thread is in warp 1, so that warp 0 can look up the block's next unit meanwhile.
   static_assert(kThreads >= 64, "the releasing thread is in warp 1");
   __syncthreads();
+  StampTimeline<kFoldTimelineStamps>(timeline, unit, 4);
   if (threadIdx.x == 32) {
     __threadfence();
     atomicExch(lock, 0u);
@@ -232,13 +248,17 @@ __device__ void FoldDeferredBlock(const DeferredFoldParams& p, uint32_t* lanes) 
   WaitForProducer();  // launched dependent on the hot-window kernel (LaunchFoldDeferred)
   if (*p.area.any_record == 0) return;  // no tile deferred (clustered data, small batches)
   const uint32_t units = p.area.unit_start[p.work_count];
+  for (uint32_t v = tid; v < kDeferRangeBins / 8; v += kThreads)
+    reinterpret_cast<uint4*>(lanes)[v] = make_uint4(0, 0, 0, 0);
   int item = 0;  // warp 0's: the block's units increase, so its item only moves forward
   for (uint32_t u = blockIdx.x; u < units; u += gridDim.x) {
+    StampTimeline<kFoldTimelineStamps>(p.bench_timeline, u, 0);
     if (tid < 32) {
       item = FindUnitItem(p.area.unit_start, p.work_count, item, u, tid);
       if (tid == 0) unit_item = item;
     }
     __syncthreads();
+    StampTimeline<kFoldTimelineStamps>(p.bench_timeline, u, 1);
     const int i = unit_item;
     const uint32_t r = u - p.area.unit_start[i];
     const HistogramWork& w = p.work[i];
@@ -249,17 +269,18 @@ __device__ void FoldDeferredBlock(const DeferredFoldParams& p, uint32_t* lanes) 
       __syncthreads();   // unit_item is rewritten by the next unit
       continue;
     }
-    // The range's lock is taken by the last warp while the block reads the records; the
-    // barriers before MergeRange order it before the merge, which releases it.
+    // The lanes are clear (zeroed at the start, then by each MergeRange as it reads them).
     uint32_t* lock = RangeLock(p.area.locks, w.bins, r);
-    if (tid == kThreads - 32) AcquireRangeLock(lock);
     const uint32_t* slots = p.area.slots + uint64_t{p.tile_start[i]} * p.area.slots_per_tile;
     const uint8_t* pool = p.area.pool + p.area.item_pool[i] * 16;
     const uint32_t cap = w.cap;
-    for (uint32_t v = tid; v < kDeferRangeBins / 8; v += kThreads)
-      reinterpret_cast<uint4*>(lanes)[v] = make_uint4(0, 0, 0, 0);
     if (tid == 0) unit_entries = 0;
     __syncthreads();
+    StampTimeline<kFoldTimelineStamps>(p.bench_timeline, u, 2);
+    // The range's lock is taken by one thread of the last warp before its share of the
+    // records (the other warps count meanwhile); the barrier before MergeRange orders it
+    // before the merge, which releases it.
+    if (tid == kThreads - 32) AcquireRangeLock(lock);
     // Records per thread, their loads in flight together: slots, then headers. When the
     // whole unit takes one round (records <= kBatch * kThreads) its entry count is known
     // before any lane is touched, and below 65536 no lane can carry: plain shared adds
@@ -320,9 +341,11 @@ __device__ void FoldDeferredBlock(const DeferredFoldParams& p, uint32_t* lanes) 
       }
     }
     __syncthreads();  // every lane final (no pending reverts); clamped to cap when merged
+    StampTimeline<kFoldTimelineStamps>(p.bench_timeline, u, 3);
     // Ends with a barrier after its last read of the lanes; unit_item and unit_entries were
     // last read before it, so the next unit may rewrite all three.
-    MergeRange<kThreads>(w, r, lanes, lock);
+    MergeRange<kThreads>(w, r, lanes, lock, p.bench_timeline, u);
+    StampTimeline<kFoldTimelineStamps>(p.bench_timeline, u, 5);
   }
 }
 

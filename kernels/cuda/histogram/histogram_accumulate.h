@@ -69,14 +69,18 @@ struct HistogramAccumulateOptions {
   HistogramStrategy strategy = HistogramStrategy::kAuto;
   int config = -1;               // index into kHotWindowConfigs (histogram_tuning.h), or into
                                  // kClusterResidentConfigs with kClusterResident; -1 = default
-  uint32_t tile_samples = 0;     // samples per block tile; 0 = the config's default, halved
-                                 // for launches too small to fill the device
+  uint32_t tile_samples = 0;     // samples per block tile; 0 = chosen per launch
+                                 // (ChooseTileSamples, histogram_tuning.h)
   uint32_t max_window_bins = 0;  // clamp the hot window (tests force misses); 0 = capacity
   int miss_guess = -1;           // misses: 0 load + CAS, 1 CAS guessing 0 first; -1 = default
   uint32_t defer_bins_per_miss = 0;  // configs that defer misses: a tile defers when its item
                                      // is predicted to miss at least once per this many bins;
                                      // 0 = kDeferMinMissesPerBinInverse (deferred_layout.h)
   uint32_t bench_probe = 0;      // benchmark phase probes (tile_view.cuh); results WRONG
+  unsigned long long* bench_timeline = nullptr;  // benchmark: when set, kTimelineStamps
+                                 // globaltimer stamps per plan tile (tile_view.cuh), device
+  unsigned long long* bench_fold_timeline = nullptr;  // the same for the deferred fold:
+                                 // kFoldTimelineStamps per (item, range) unit (deferred_misses.cuh)
 };
 
 struct HistogramAccumulateArgs {

@@ -195,6 +195,10 @@ inline constexpr bool PreferClusterResident(uint64_t total_samples, int work_cou
 inline constexpr int kGridRows = 32;
 inline constexpr int kGridCols = 64;
 inline constexpr int kWindowProbeSamples = 1024;
+// The probe reads runs of this many consecutive samples (H100: 1,024 scattered single
+// samples took ~20 us per tile at the start of a Roulo launch, all blocks probing at once).
+inline constexpr uint32_t kWindowProbeRun = 16;
+static_assert(kWindowProbeSamples % kWindowProbeRun == 0, "whole runs");
 
 // Roulo's variants (seeds/003): one block of this many threads per histogram part, and a
 // 16-bit shared-memory hot window of this many bins for V5/V6 (96 KiB).

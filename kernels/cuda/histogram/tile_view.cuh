@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include "kernels/cuda/common/bench_timeline.cuh"
 #include "kernels/cuda/histogram/block_window_select.cuh"
 #include "kernels/cuda/histogram/deferred_layout.h"
 #include "kernels/cuda/histogram/exact_bin_ops.cuh"
@@ -20,6 +21,12 @@ inline constexpr uint32_t kProbeSkipMerge = 2;    // the window is not merged
 inline constexpr uint32_t kProbeSkipDeferredFold = 4;  // deferred records are not folded
 inline constexpr uint32_t kProbeDropDeferred = 8;  // full queues are dropped, not recorded
 
+// Benchmark-only timeline (HistogramAccumulateOptions::bench_timeline; StampTimeline in
+// kernels/cuda/common/bench_timeline.cuh): kTimelineStamps per plan tile: tile start, item
+// found (every thread), window chosen, lanes cleared (every thread), stream done (thread 0's
+// loop), queues drained (every thread), window merged, tile end.
+inline constexpr int kTimelineStamps = 8;
+
 struct HotWindowParams {
   const HistogramWork* work;
   int work_count;
@@ -29,6 +36,7 @@ struct HotWindowParams {
   uint32_t tile_samples;       // per block; a cluster's tile is cluster * tile_samples
   uint32_t window_bins;        // effective window capacity (0: no window)
   uint32_t bench_probe;
+  unsigned long long* bench_timeline;  // null unless benchmarking (StampTimeline)
   bool miss_guess_zero;        // misses: CAS guessing 0 first instead of load + CAS
   uint32_t defer_bins_per_miss;  // DefersMisses' threshold (deferred_layout.h)
   DeferredArea defer;  // configs with defer_misses (deferred_layout.h); all null otherwise

@@ -41,6 +41,8 @@ inline constexpr int kMissApplyWidth = 4;
 // 14.3 / 4.62, 78.0. Since 2026-11-24 (session 11: fewer fold instructions, deferral from one
 // miss per 32 bins, a cheaper second kernel) config 5 gives 7.44 / 11.46 / 2.93, 72.6: Roulo's
 // speckle defers too, the service shape's sparse misses still take the immediate path.
+// Session 12 (2026-11-24: read-then-add counting, tiles chosen per launch, the timeline's
+// fixes): 5.93 / 10.55 / 2.33, 73.2 (Roulo's launch takes 2^19-sample tiles).
 // Configs as 5 with 768 or 512 threads (80 / 96 registers): Roulo 7.86 / 9.16 (not kept).
 // Shared memory per block = window_bins * 2 + warps * kMissQueueEntries * 4.
 inline constexpr HotWindowConfig kHotWindowConfigs[] = {

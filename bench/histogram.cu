@@ -55,7 +55,6 @@ constexpr int kHists = 64;
 constexpr int kServiceHists = 1000, kServiceBatches = 1024;
 constexpr uint32_t kBatch = 1u << 16;
 
-
 struct Item {  // host copy of one batch: histogram, offset, count
   uint32_t hist;
   uint64_t offset, count;

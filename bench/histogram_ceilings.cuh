@@ -13,6 +13,7 @@
 
 #include "bench/bench_util.cuh"
 #include "bench/histogram_workloads.cuh"
+#include "kernels/cuda/common/device_sms.h"
 #include "kernels/cuda/histogram/exact_bin_ops.cuh"
 
 namespace histd::bench {
@@ -276,9 +277,7 @@ __global__ void StreamReadKernel(const uint4* samples, size_t quads, uint32_t* s
 }
 
 inline void StreamingCeilings() {
-  int device = 0, sms = 0;
-  BENCH_CUDA(cudaGetDevice(&device));
-  BENCH_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  const int sms = histd::cuda::CurrentDeviceSmCountOr();
   constexpr uint32_t kHistograms = 64;  // Roulo's measurement: 64 x 2^20 samples = 256 MiB
   constexpr uint32_t kTiles = kHistograms * 4;
   const size_t quads = size_t{kTiles} * kStreamTileQuads;

@@ -13,95 +13,110 @@
 #include <vector>
 
 #include "bench/bench_util.cuh"
+#include "kernels/cuda/common/device_sms.h"
 #include "kernels/cuda/histogram/deferred_misses.cuh"
 #include "kernels/cuda/histogram/histogram_accumulate.h"
 #include "kernels/cuda/histogram/tile_view.cuh"
 
 namespace histd::bench {
 
+// Phase sums over the units (tiles or fold units) of one timeline: units whose first or last
+// stamp is 0 (never reached) are left out; group(u) splits the rest in two (0 or 1).
+struct PhaseSums {
+  std::vector<double> us[2];  // per group, per phase: summed microseconds
+  size_t units[2] = {0, 0};
+  unsigned long long first = ~0ull, last = 0;  // earliest start, latest end (ns)
+
+  template <class Group>
+  PhaseSums(const std::vector<unsigned long long>& stamps, int per_unit, Group group) {
+    us[0].assign(per_unit - 1, 0.0);
+    us[1].assign(per_unit - 1, 0.0);
+    for (size_t u = 0; u * per_unit < stamps.size(); ++u) {
+      const unsigned long long* s = &stamps[u * per_unit];
+      if (s[0] == 0 || s[per_unit - 1] == 0) continue;
+      const int g = group(u);
+      ++units[g];
+      for (int k = 0; k + 1 < per_unit; ++k) us[g][k] += double(s[k + 1] - s[k]) * 1e-3;
+      first = std::min(first, s[0]);
+      last = std::max(last, s[per_unit - 1]);
+    }
+  }
+  size_t Units() const { return units[0] + units[1]; }
+  double Phase(int k) const { return us[0][k] + us[1][k]; }
+  double Total() const {
+    double t = 0;
+    for (size_t k = 0; k < us[0].size(); ++k) t += Phase(int(k));
+    return t;
+  }
+};
+
+// A zeroed device buffer for `count` stamps, read back once.
+class StampBuffer {
+ public:
+  explicit StampBuffer(size_t count) : count_(count) {
+    BENCH_CUDA(cudaMalloc(&d_, count * sizeof(unsigned long long)));
+    BENCH_CUDA(cudaMemset(d_, 0, count * sizeof(unsigned long long)));
+  }
+  ~StampBuffer() { cudaFree(d_); }
+  StampBuffer(const StampBuffer&) = delete;
+  StampBuffer& operator=(const StampBuffer&) = delete;
+  unsigned long long* get() const { return d_; }
+  std::vector<unsigned long long> Read() const {
+    std::vector<unsigned long long> h(count_);
+    BENCH_CUDA(cudaMemcpy(h.data(), d_, count_ * sizeof(h[0]), cudaMemcpyDeviceToHost));
+    return h;
+  }
+
+ private:
+  unsigned long long* d_ = nullptr;
+  size_t count_;
+};
+
 // args: the launch as timed (its workspace `ws` already sized); launch_ms: its median time.
 inline void PrintTileTimeline(const std::string& workload, histd::cuda::HistogramAccumulateArgs args, void* ws,
                               double launch_ms) {
   namespace hg = histd::cuda::histogram;
-  constexpr int kStamps = hg::kTimelineStamps;
+  constexpr int kStamps = hg::kTimelineStamps, kFold = hg::kFoldTimelineStamps;
+  StampBuffer tile_stamps((args.total_samples / 1024 + size_t(args.work_count) + 1) * kStamps);
+  StampBuffer fold_stamps(size_t(args.work_count) * hg::kDeferMaxRanges * kFold);
+  args.options.bench_timeline = tile_stamps.get();
+  args.options.bench_fold_timeline = fold_stamps.get();
   histd::cuda::HistogramAccumulate op;
-  uint32_t tiles = 0;
-  unsigned long long* d_stamps;
-  const size_t cap_tiles = args.total_samples / 1024 + size_t(args.work_count) + 1;
-  BENCH_CUDA(cudaMalloc(&d_stamps, cap_tiles * kStamps * sizeof(unsigned long long)));
-  BENCH_CUDA(cudaMemset(d_stamps, 0, cap_tiles * kStamps * sizeof(unsigned long long)));
-  args.options.bench_timeline = d_stamps;
-  constexpr int kFold = hg::kFoldTimelineStamps;
-  const size_t cap_units = size_t(args.work_count) * hg::kDeferMaxRanges;
-  unsigned long long* d_fold;
-  BENCH_CUDA(cudaMalloc(&d_fold, cap_units * kFold * sizeof(unsigned long long)));
-  BENCH_CUDA(cudaMemset(d_fold, 0, cap_units * kFold * sizeof(unsigned long long)));
-  args.options.bench_fold_timeline = d_fold;
   BENCH_OK(op.run(args, ws, nullptr));
   BENCH_CUDA(cudaDeviceSynchronize());
-  // The plan's tile count: tile_start[work_count], the workspace's first array.
-  BENCH_CUDA(cudaMemcpy(&tiles, static_cast<uint32_t*>(ws) + args.work_count, 4, cudaMemcpyDeviceToHost));
-  std::vector<unsigned long long> st(size_t(tiles) * kStamps);
-  BENCH_CUDA(cudaMemcpy(st.data(), d_stamps, st.size() * sizeof(st[0]), cudaMemcpyDeviceToHost));
-  BENCH_CUDA(cudaFree(d_stamps));
+  // A block's first tile (tiles are dealt round-robin to one block per SM) against its later
+  // ones: the first pays cold instruction caches and every block starting at once.
+  const size_t blocks = size_t(histd::cuda::CurrentDeviceSmCountOr());
+  const PhaseSums tiles(tile_stamps.Read(), kStamps, [&](size_t t) { return t < blocks ? 0 : 1; });
   const char* names[kStamps - 1] = {"find the tile's item", "choose its window (probe)", "clear the window's lanes",
                                     "stream and fold (block thread 0's loop)", "wait for the block, drain queues",
                                     "merge the window into the bins", "outflow, barrier"};
-  // A block's first tile (tiles are dealt round-robin to one block per SM) against its later
-  // ones: the first pays cold instruction caches and every block starting at once.
-  int device = 0, sms = 0;
-  BENCH_CUDA(cudaGetDevice(&device));
-  BENCH_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  const uint32_t blocks = std::min<uint32_t>(tiles, uint32_t(sms));
-  double sum[2][kStamps - 1] = {};
-  unsigned long long first = ~0ull, last = 0;
-  for (uint32_t t = 0; t < tiles; ++t) {
-    const unsigned long long* s = &st[size_t(t) * kStamps];
-    for (int k = 0; k + 1 < kStamps; ++k) sum[t < blocks ? 0 : 1][k] += double(s[k + 1] - s[k]) * 1e-3;
-    first = std::min(first, s[0]);
-    last = std::max(last, s[kStamps - 1]);
-  }
-  const uint32_t n[2] = {blocks, tiles - blocks};
-  double tile_total = 0;
-  for (int k = 0; k + 1 < kStamps; ++k) tile_total += sum[0][k] + sum[1][k];
-  auto mean = [&](int g, int k) { return n[g] == 0 ? std::string("-") : Fmt("%.2f", sum[g][k] / n[g]); };
-  Table t({"phase of a tile (" + workload + ", " + Fmt("%u", tiles) + " tiles)", "us per tile",
-           "a block's first tile", "later tiles", "share"});
+  auto mean = [&](int g, int k) {
+    return tiles.units[g] == 0 ? std::string("-") : Fmt("%.2f", tiles.us[g][k] / tiles.units[g]);
+  };
+  const size_t n = tiles.Units();
+  Table t({"phase of a tile (" + workload + ", " + Fmt("%zu", n) + " tiles)", "us per tile", "a block's first tile",
+           "later tiles", "share"});
   for (int k = 0; k + 1 < kStamps; ++k)
-    t.Add({names[k], Fmt("%.2f", (sum[0][k] + sum[1][k]) / tiles), mean(0, k), mean(1, k),
-           Fmt("%.1f%%", 100 * (sum[0][k] + sum[1][k]) / tile_total)});
-  t.Add({"whole tile", Fmt("%.2f", tile_total / tiles), "", "", "100%"});
-  t.Add({"first kernel's span (first tile start to last tile end)", Fmt("%.2f", double(last - first) * 1e-3), "", "", "-"});
+    t.Add({names[k], Fmt("%.2f", tiles.Phase(k) / n), mean(0, k), mean(1, k),
+           Fmt("%.1f%%", 100 * tiles.Phase(k) / tiles.Total())});
+  t.Add({"whole tile", Fmt("%.2f", tiles.Total() / n), "", "", "100%"});
+  t.Add({"first kernel's span (first tile start to last tile end)", Fmt("%.2f", double(tiles.last - tiles.first) * 1e-3),
+         "", "", "-"});
   // The deferred fold: units that merged a range (units with no record stop after stamp 1).
-  std::vector<unsigned long long> fs(cap_units * kFold);
-  BENCH_CUDA(cudaMemcpy(fs.data(), d_fold, fs.size() * sizeof(fs[0]), cudaMemcpyDeviceToHost));
-  BENCH_CUDA(cudaFree(d_fold));
-  const char* fold_names[kFold - 1] = {"find the unit's item", "set the unit up (barrier)",
+  const PhaseSums fold(fold_stamps.Read(), kFold, [](size_t) { return 0; });
+  const char* fold_names[kFold - 1] = {"find the unit's item",
                                        "read the records, count the entries, take the range's lock",
-                                       "merge the range into the bins (zeroing the lanes read)",
-                                       "release the lock"};
-  double fsum[kFold - 1] = {};
-  unsigned long long ffirst = ~0ull, flast = 0;
-  size_t units = 0;
-  for (size_t u = 0; u < cap_units; ++u) {
-    const unsigned long long* f = &fs[u * kFold];
-    if (f[0] == 0 || f[kFold - 1] == 0) continue;
-    ++units;
-    for (int k = 0; k + 1 < kFold; ++k) fsum[k] += double(f[k + 1] - f[k]) * 1e-3;
-    ffirst = std::min(ffirst, f[0]);
-    flast = std::max(flast, f[kFold - 1]);
-  }
-  if (units != 0) {
-    double unit_total = 0;
-    for (double x : fsum) unit_total += x;
+                                       "merge the range into the bins (zeroing the lanes read), release the lock"};
+  if (const size_t units = fold.Units(); units != 0) {
     t.Add({Fmt("second kernel: %zu (item, range) units", units), "us per unit", "", "", "share"});
     for (int k = 0; k + 1 < kFold; ++k)
-      t.Add({fold_names[k], Fmt("%.2f", fsum[k] / units), "", "", Fmt("%.1f%%", 100 * fsum[k] / unit_total)});
-    t.Add({"whole unit", Fmt("%.2f", unit_total / units), "", "", "100%"});
-    t.Add({"second kernel's span (first unit start to last unit end)", Fmt("%.2f", double(flast - ffirst) * 1e-3), "",
-           "", "-"});
+      t.Add({fold_names[k], Fmt("%.2f", fold.Phase(k) / units), "", "", Fmt("%.1f%%", 100 * fold.Phase(k) / fold.Total())});
+    t.Add({"whole unit", Fmt("%.2f", fold.Total() / units), "", "", "100%"});
+    t.Add({"second kernel's span (first unit start to last unit end)", Fmt("%.2f", double(fold.last - fold.first) * 1e-3),
+           "", "", "-"});
     t.Add({"gap from the first kernel's last tile to the second's first unit",
-           Fmt("%.2f", (double(ffirst) - double(last)) * 1e-3), "", "", "-"});
+           Fmt("%.2f", (double(fold.first) - double(tiles.last)) * 1e-3), "", "", "-"});
   }
   t.Add({"launch (median, all kernels)", Fmt("%.2f", launch_ms * 1e3), "", "", "-"});
   t.Print("Hot-window tile timeline (one launch; globaltimer stamps by thread 0)");

@@ -125,9 +125,9 @@ struct DeferredFoldParams {
 };
 
 // Benchmark-only (HistogramAccumulateOptions::bench_fold_timeline): per (item, range) unit,
-// stamps at: unit start, item found, unit set up, entries counted and lock taken, range
-// merged, released.
-inline constexpr int kFoldTimelineStamps = 6;
+// stamps at: unit start, item found, entries counted and lock taken, range merged and
+// released.
+inline constexpr int kFoldTimelineStamps = 4;
 
 // The lock of (histogram, range): ranges of one histogram take consecutive locks.
 __device__ __forceinline__ uint32_t* RangeLock(uint32_t* locks, const uint8_t* bins, uint32_t r) {
@@ -154,8 +154,7 @@ __device__ __forceinline__ void AcquireRangeLock(uint32_t* lock) {
 // it after reading: the lanes are clear for the block's next unit after the final barrier
 // (H100, Roulo: a separate clear and its barrier took 1.4 us of a 10.5 us unit).
 template <int kThreads>
-__device__ void MergeRange(const HistogramWork& w, uint32_t r, uint32_t* lanes, uint32_t* lock,
-                           unsigned long long* timeline, uint32_t unit) {
+__device__ void MergeRange(const HistogramWork& w, uint32_t r, uint32_t* lanes, uint32_t* lock) {
   const uintptr_t a = reinterpret_cast<uintptr_t>(w.bins);
   const uint64_t bins = uint64_t{w.rows} * w.cols;
   const uint32_t lo = r << kDeferRangeShift;
@@ -230,7 +229,6 @@ __device__ void MergeRange(const HistogramWork& w, uint32_t r, uint32_t* lanes, 
   // thread is in warp 1, so that warp 0 can look up the block's next unit meanwhile.
   static_assert(kThreads >= 64, "the releasing thread is in warp 1");
   __syncthreads();
-  StampTimeline<kFoldTimelineStamps>(timeline, unit, 4);
   if (threadIdx.x == 32) {
     __threadfence();
     atomicExch(lock, 0u);
@@ -250,6 +248,7 @@ __device__ void FoldDeferredBlock(const DeferredFoldParams& p, uint32_t* lanes) 
   const uint32_t units = p.area.unit_start[p.work_count];
   for (uint32_t v = tid; v < kDeferRangeBins / 8; v += kThreads)
     reinterpret_cast<uint4*>(lanes)[v] = make_uint4(0, 0, 0, 0);
+  if (tid == 0) unit_entries = 0;  // then reset by each unit once every thread has read it
   int item = 0;  // warp 0's: the block's units increase, so its item only moves forward
   for (uint32_t u = blockIdx.x; u < units; u += gridDim.x) {
     StampTimeline<kFoldTimelineStamps>(p.bench_timeline, u, 0);
@@ -274,9 +273,6 @@ __device__ void FoldDeferredBlock(const DeferredFoldParams& p, uint32_t* lanes) 
     const uint32_t* slots = p.area.slots + uint64_t{p.tile_start[i]} * p.area.slots_per_tile;
     const uint8_t* pool = p.area.pool + p.area.item_pool[i] * 16;
     const uint32_t cap = w.cap;
-    if (tid == 0) unit_entries = 0;
-    __syncthreads();
-    StampTimeline<kFoldTimelineStamps>(p.bench_timeline, u, 2);
     // The range's lock is taken by one thread of the last warp before its share of the
     // records (the other warps count meanwhile); the barrier before MergeRange orders it
     // before the merge, which releases it.
@@ -341,11 +337,14 @@ __device__ void FoldDeferredBlock(const DeferredFoldParams& p, uint32_t* lanes) 
       }
     }
     __syncthreads();  // every lane final (no pending reverts); clamped to cap when merged
+    StampTimeline<kFoldTimelineStamps>(p.bench_timeline, u, 2);
+    // Every thread read unit_entries before the barrier above: the next unit's count starts
+    // from 0 (its adds follow the next unit's barriers).
+    if (tid == 0) unit_entries = 0;
+    // Ends with a barrier after its last read of the lanes; unit_item was last read before
+    // it, so the next unit may rewrite both.
+    MergeRange<kThreads>(w, r, lanes, lock);
     StampTimeline<kFoldTimelineStamps>(p.bench_timeline, u, 3);
-    // Ends with a barrier after its last read of the lanes; unit_item and unit_entries were
-    // last read before it, so the next unit may rewrite all three.
-    MergeRange<kThreads>(w, r, lanes, lock, p.bench_timeline, u);
-    StampTimeline<kFoldTimelineStamps>(p.bench_timeline, u, 5);
   }
 }
 

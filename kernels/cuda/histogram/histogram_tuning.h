@@ -87,9 +87,8 @@ inline constexpr uint32_t ChooseTileSamples(uint32_t config_tile, int cluster, u
   if (resident_blocks <= 0 || work_count <= 0 || cluster <= 0) return config_tile;
   const uint64_t items = static_cast<uint64_t>(work_count);
   const uint64_t average = total_samples / items > 0 ? total_samples / items : 1;
-  const uint64_t groups = static_cast<uint64_t>(resident_blocks) / static_cast<uint64_t>(cluster) > 0
-                              ? static_cast<uint64_t>(resident_blocks) / static_cast<uint64_t>(cluster)
-                              : 1;
+  const uint64_t fitting = static_cast<uint64_t>(resident_blocks / cluster);
+  const uint64_t groups = fitting > 0 ? fitting : 1;
   uint32_t best = config_tile;
   uint64_t best_cost = ~uint64_t{0};
   for (uint32_t tile = kMaxAdaptiveTileSamples; tile >= kMinAdaptiveTileSamples; tile /= 2) {

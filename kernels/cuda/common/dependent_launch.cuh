@@ -4,7 +4,7 @@
 // must call WaitForProducer() before it reads anything the producer wrote (it waits for
 // the producer's completion and memory). Both are no-ops without a programmatic dependency
 // and below sm_90. ExtendedLaunchConfig builds the launch configuration with these
-// attributes (and a cluster shape) for every cudaLaunchKernelEx in the kernels.
+// attributes (a cluster shape, a cooperative grid) for every cudaLaunchKernelEx in the kernels.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -30,13 +30,14 @@ __device__ __forceinline__ void WaitForProducer() {
 // launch (the kernel may start while the previous kernel on the stream finishes; it must
 // call WaitForProducer before reading that kernel's output) and a thread-block cluster
 // shape (cluster = dim3(0) for none; any other value, dim3(1) included, makes it a cluster
-// launch). `config` points into this object: use it where it was built, do not copy.
+// launch), and a cooperative grid (every block resident at once, so that the kernel may
+// use cooperative_groups::this_grid().sync()). `config` points into this object: use it where it was built, do not copy.
 struct ExtendedLaunchConfig {
   cudaLaunchConfig_t config = {};
-  cudaLaunchAttribute attrs[2] = {};
+  cudaLaunchAttribute attrs[3] = {};
 
   ExtendedLaunchConfig(dim3 grid, dim3 block, size_t dynamic_smem, cudaStream_t stream, bool dependent,
-                       dim3 cluster = dim3(0, 0, 0)) {
+                       dim3 cluster = dim3(0, 0, 0), bool cooperative = false) {
     config.gridDim = grid;
     config.blockDim = block;
     config.dynamicSmemBytes = dynamic_smem;
@@ -53,6 +54,11 @@ struct ExtendedLaunchConfig {
       attrs[n].val.clusterDim.x = cluster.x;
       attrs[n].val.clusterDim.y = cluster.y;
       attrs[n].val.clusterDim.z = cluster.z;
+      ++n;
+    }
+    if (cooperative) {  // every block resident at once (cooperative_groups grid sync)
+      attrs[n].id = cudaLaunchAttributeCooperative;
+      attrs[n].val.cooperative = 1;
       ++n;
     }
     config.numAttrs = n;

@@ -116,6 +116,30 @@ __device__ __noinline__ inline bool WarpDeferMisses(DeferTarget& d, uint32_t* en
   return true;
 }
 
+// Counts the entries of one 16-byte chunk (eight u16 lane indices, entries 8 * chunk ..
+// 8 * chunk + 7 of a record) that lie in [lo, hi): with plain shared adds when `plain`
+// (the caller knows its unit holds fewer than 65536 entries, so no lane can carry; lanes are
+// clamped to cap at the merge), else with accept-by-old-value increments (lanes <= cap).
+__device__ __forceinline__ void CountEntryChunk(uint4 v, uint32_t chunk, uint32_t lo, uint32_t hi, bool plain,
+                                                uint32_t* lanes, uint32_t cap) {
+  const uint32_t w4[4] = {v.x, v.y, v.z, v.w};
+  uint32_t k[8];
+  bool hit[8];
+#pragma unroll
+  for (int y = 0; y < 8; ++y) {
+    const uint32_t x = 8 * chunk + y;
+    hit[y] = x >= lo && x < hi;
+    k[y] = (w4[y / 2] >> (16 * (y % 2))) & 0xFFFFu;
+  }
+  if (plain) {
+#pragma unroll
+    for (int y = 0; y < 8; ++y)
+      if (hit[y]) atomicAdd(lanes + (k[y] >> 1), 1u << ((k[y] & 1u) << 4));
+  } else {
+    IncrementLanes16<8>(lanes, k, hit, cap);
+  }
+}
+
 struct DeferredFoldParams {
   const HistogramWork* work;
   int work_count;
@@ -142,7 +166,7 @@ __device__ __forceinline__ void AcquireRangeLock(uint32_t* lock) {
   __threadfence();  // the holder's reads of the range follow the previous holder's stores
 }
 
-// Merges range r of item w (bins [r * kDeferRangeBins, ...) of the histogram) from
+// Merges range r of item w (bins [r << kRangeShift, ...) of the histogram) from
 // `lanes` (16-bit counts, clamped to cap here) into the global bytes, while the block holds
 // the range's lock (AcquireRangeLock; released here): a 16-byte chunk that lies wholly
 // inside the range is read, saturated and stored (no other writer can touch it: other
@@ -153,12 +177,15 @@ __device__ __forceinline__ void AcquireRangeLock(uint32_t* lock) {
 // Every lane is read by exactly one thread (the one whose chunk holds its byte), which zeroes
 // it after reading: the lanes are clear for the block's next unit after the final barrier
 // (H100, Roulo: a separate clear and its barrier took 1.4 us of a 10.5 us unit).
-template <int kThreads>
+// kRangeShift: log2 of the range's bins (the deferred fold's 64K; the bucketed strategy's
+// slices, bucketed_layout.h).
+template <int kThreads, int kRangeShift = kDeferRangeShift>
 __device__ void MergeRange(const HistogramWork& w, uint32_t r, uint32_t* lanes, uint32_t* lock) {
   const uintptr_t a = reinterpret_cast<uintptr_t>(w.bins);
   const uint64_t bins = uint64_t{w.rows} * w.cols;
-  const uint32_t lo = r << kDeferRangeShift;
-  const uint32_t hi = static_cast<uint32_t>(bins - lo < kDeferRangeBins ? bins : uint64_t{lo} + kDeferRangeBins);
+  constexpr uint32_t kRangeBins = 1u << kRangeShift;
+  const uint32_t lo = r << kRangeShift;
+  const uint32_t hi = static_cast<uint32_t>(bins - lo < kRangeBins ? bins : uint64_t{lo} + kRangeBins);
   const uint32_t cap = w.cap, cap4 = Replicate4(cap), cap2 = cap * 0x00010001u;
   uint4* base = reinterpret_cast<uint4*>(a & ~uintptr_t{15});
   const uint32_t misalign = static_cast<uint32_t>(a & 15);
@@ -315,25 +342,8 @@ __device__ void FoldDeferredBlock(const DeferredFoldParams& p, uint32_t* lanes) 
       }
 #pragma unroll
       for (int q = 0; q < kBatch; ++q) {
-        for (uint32_t chunk = lo[q] / 8 + sub; 8 * chunk < hi[q]; chunk += group) {
-          const uint4 v = __ldg(entries[q] + chunk);
-          const uint32_t w4[4] = {v.x, v.y, v.z, v.w};
-          uint32_t k[8];
-          bool hit[8];
-#pragma unroll
-          for (int y = 0; y < 8; ++y) {
-            const uint32_t x = 8 * chunk + y;
-            hit[y] = x >= lo[q] && x < hi[q];
-            k[y] = (w4[y / 2] >> (16 * (y % 2))) & 0xFFFFu;
-          }
-          if (plain) {
-#pragma unroll
-            for (int y = 0; y < 8; ++y)
-              if (hit[y]) atomicAdd(lanes + (k[y] >> 1), 1u << ((k[y] & 1u) << 4));
-          } else {
-            IncrementLanes16<8>(lanes, k, hit, cap);
-          }
-        }
+        for (uint32_t chunk = lo[q] / 8 + sub; 8 * chunk < hi[q]; chunk += group)
+          CountEntryChunk(__ldg(entries[q] + chunk), chunk, lo[q], hi[q], plain, lanes, cap);
       }
     }
     __syncthreads();  // every lane final (no pending reverts); clamped to cap when merged

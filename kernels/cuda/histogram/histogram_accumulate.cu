@@ -1,5 +1,5 @@
 // Host entry point and dispatch of the production histogram kernel (see the header), with
-// its thin __global__ shells: PlanTilesKernel (exclusive prefix of tiles per work item, in
+// its thin __global__ shells: BucketedKernel (agent_bucketed.cuh), PlanTilesKernel (exclusive prefix of tiles per work item, in
 // the workspace; with deferred misses also of ranges per item), HotWindowKernel<config>
 // (agent_hot_window.cuh) and FoldDeferredKernel (deferred_misses.cuh).
 #include "kernels/cuda/histogram/histogram_accumulate.h"
@@ -14,7 +14,9 @@
 #include "kernels/cuda/common/dependent_launch.cuh"
 #include "kernels/cuda/common/device_sms.h"
 #include "kernels/cuda/common/resident_blocks.cuh"
+#include "kernels/cuda/histogram/agent_bucketed.cuh"
 #include "kernels/cuda/histogram/agent_hot_window.cuh"
+#include "kernels/cuda/histogram/bucketed_layout.h"
 #include "kernels/cuda/histogram/cluster_resident.h"
 #include "kernels/cuda/histogram/deferred_layout.h"
 #include "kernels/cuda/histogram/deferred_misses.cuh"
@@ -125,6 +127,25 @@ absl::Status LaunchFoldDeferred(const DeferredFoldParams& p, int sm_count, cudaS
   // for it to complete (an empty second launch then costs almost nothing).
   return LaunchDependent("FoldDeferredKernel", FoldDeferredKernel, dim3(sm_count * *per_sm),
                          dim3(kDeferFoldThreads), kSmem, stream, p);
+}
+
+__global__ void __launch_bounds__(kBucketThreads, kBucketBlocksPerSm) BucketedKernel(BucketedParams p) {
+  extern __shared__ uint4 dynamic_shared[];
+  BucketedBlock<kBucketThreads>(p, reinterpret_cast<uint32_t*>(dynamic_shared));
+}
+
+// Every resident block, launched cooperatively (the kernel has one grid barrier).
+absl::Status LaunchBucketed(const BucketedParams& p, int sm_count, cudaStream_t stream) {
+  constexpr size_t kSmem = size_t{kBucketSliceBins} * 2;
+  static_assert(kBucketBlocksPerSm * (kSmem + sizeof(BucketedShared<kBucketThreads>) + kReservedPerBlock) <=
+                    kSharedPerSm,
+                "shared memory per SM for the intended occupancy");
+  const absl::StatusOr<int> per_sm = ResidentBlocksPerSm<BucketedKernel>(kBucketThreads, kSmem);
+  if (!per_sm.ok()) return per_sm.status();
+  ExtendedLaunchConfig launch(dim3(sm_count * *per_sm), dim3(kBucketThreads), kSmem, stream, /*dependent=*/false,
+                              dim3(0, 0, 0), /*cooperative=*/true);
+  HISTD_CUDA_RETURN_IF_ERROR(cudaLaunchKernelEx(&launch.config, BucketedKernel, p));
+  return CheckLaunch("BucketedKernel", stream);
 }
 
 template <int kConfig>
@@ -249,6 +270,16 @@ absl::Status HistogramAccumulate::can_implement(const HistogramAccumulateArgs& a
       return absl::InvalidArgumentError("histogram: 32-bit resident lanes take < 2^32 samples per launch");
     return absl::OkStatus();
   }
+  if (UsesBucketed(args)) {
+    if (args.work_count > histogram::kBucketMaxItems)
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "histogram: the bucketed strategy takes at most %d work items, not %d", histogram::kBucketMaxItems,
+          args.work_count));
+    if (histogram::BucketedLayout::For(args.total_samples, args.work_count, histogram::kDeferLocks).tiles >
+        std::numeric_limits<uint32_t>::max())
+      return absl::InvalidArgumentError("histogram: too many tiles for one bucketed launch");
+    return absl::OkStatus();
+  }
   if (o.config < -1 || o.config >= histogram::kHotWindowConfigCount)
     return absl::InvalidArgumentError(absl::StrFormat("histogram: config %d out of range", o.config));
   const int config = o.config < 0 ? histogram::kDefaultHotWindowConfig : o.config;
@@ -273,7 +304,16 @@ absl::Status HistogramAccumulate::can_implement(const HistogramAccumulateArgs& a
 size_t HistogramAccumulate::get_workspace_size(const HistogramAccumulateArgs& args) const {
   if (args.work_count <= 0) return 0;
   if (UsesClusterResident(args)) return histogram::ResidentWorkspaceBytes(args.work_count);
+  if (UsesBucketed(args))
+    return histogram::BucketedLayout::For(args.total_samples, args.work_count, histogram::kDeferLocks).end;
   return histogram::HotWindowPlan::For(args).bytes;
+}
+
+bool HistogramAccumulate::UsesBucketed(const HistogramAccumulateArgs& args) {
+  const HistogramStrategy s = args.options.strategy;
+  return s == HistogramStrategy::kBucketed ||
+         (s == HistogramStrategy::kAuto && args.total_samples <= histogram::kAutoBucketedMaxSamples &&
+          args.work_count <= histogram::kBucketMaxItems);
 }
 
 bool HistogramAccumulate::UsesClusterResident(const HistogramAccumulateArgs& args) {
@@ -295,6 +335,14 @@ absl::Status HistogramAccumulate::run(const HistogramAccumulateArgs& args, void*
     const int rc = o.strategy == HistogramStrategy::kClusterResident && o.config >= 0
                        ? o.config : histogram::kDefaultClusterResidentConfig;
     return histogram::RunClusterResident(args, rc, workspace, stream);
+  }
+  if (UsesBucketed(args)) {
+    const histogram::BucketedLayout l =
+        histogram::BucketedLayout::For(args.total_samples, args.work_count, histogram::kDeferLocks);
+    uint8_t* ws = static_cast<uint8_t*>(workspace);
+    const histogram::BucketedParams bp{args.work, args.work_count, args.samples, args.outflow,
+                                       reinterpret_cast<uint32_t*>(ws + l.locks), ws + l.records};
+    return histogram::LaunchBucketed(bp, *sm_count, stream);
   }
   const histogram::HotWindowPlan plan = histogram::HotWindowPlan::For(args);
   const int config = plan.config;

@@ -50,9 +50,9 @@ struct HistogramOutflow {
 };
 
 enum class HistogramStrategy : uint8_t {
-  kAuto,        // the production choice: kGlobalOnly for launches of at most
-                // kAutoGlobalOnlyMaxSamples samples, else kHotWindow with
-                // kDefaultHotWindowConfig (histogram_tuning.h)
+  kAuto,        // the production choice: kBucketed for launches of at most
+                // kAutoBucketedMaxSamples samples and kBucketMaxItems items, else kHotWindow
+                // with kDefaultHotWindowConfig (histogram_tuning.h)
   kHotWindow,   // hot window of 16-bit on-chip counters (per block or per cluster) + exact
                 // global misses, applied at once or deferred (configs with defer_misses)
   kGlobalOnly,  // no window: every sample is an exact global byte update (the 'blocking CAS' idea)
@@ -62,6 +62,9 @@ enum class HistogramStrategy : uint8_t {
                      // folded together, and histograms must not overlap except for sharing
                      // a word at their ends. At most kClusterResidentMaxItems items; the
                      // 32-bit-lane config needs total_samples < 2^32.
+  kBucketed,    // one cooperative launch: tiles counting-sorted by 16K-bin slice into
+                // records, a grid barrier, then each (item, slice) counted on chip and
+                // merged once (agent_bucketed.cuh). At most kBucketMaxItems (1024) items.
 };
 
 // Knobs for tests and benchmarks; defaults are the production choice.
@@ -106,6 +109,8 @@ class HistogramAccumulate {
  private:
   // kClusterResident, or kAuto where the dispatch rule (histogram_tuning.h) picks it.
   static bool UsesClusterResident(const HistogramAccumulateArgs& args);
+  // kBucketed, or kAuto for small launches (histogram_tuning.h).
+  static bool UsesBucketed(const HistogramAccumulateArgs& args);
 };
 
 }  // namespace histd::cuda

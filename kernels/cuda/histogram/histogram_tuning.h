@@ -185,6 +185,10 @@ inline constexpr bool kAutoPicksClusterResident = false;
 // At 64 x 2^20 samples the window wins (Roulo 9.1 against 12.9 us per histogram, single bin
 // 3.3 against 15.7).
 inline constexpr uint64_t kAutoGlobalOnlyMaxSamples = uint64_t{1} << 22;
+// Dispatch rule for kAuto, checked first: launches of at most this many samples and at most
+// kBucketMaxItems items take the bucketed strategy (agent_bucketed.cuh; NOTES.md "One
+// launch for small batches").
+inline constexpr uint64_t kAutoBucketedMaxSamples = uint64_t{1} << 22;
 inline constexpr uint64_t kClusterResidentMinSamplesPerItem = uint64_t{1} << 19;
 inline constexpr bool PreferClusterResident(uint64_t total_samples, int work_count) {
   return work_count > 0 && work_count <= kClusterResidentMaxItems &&

@@ -215,7 +215,7 @@ inline void ExpectSameResult(const HarnessResult& want, const HarnessResult& got
 }
 
 // The option sets every exact test sweeps: production default, each config (clustered
-// ones included), the window-less strategy, misses guessing 0 first, and windows clamped
+// ones included), the window-less and bucketed strategies, misses guessing 0 first, and windows clamped
 // small so that misses and window edges abound (one of them clustered, with many tiles).
 inline std::vector<std::pair<std::string, cuda::HistogramAccumulateOptions>> ExactOptionSweep() {
   std::vector<std::pair<std::string, cuda::HistogramAccumulateOptions>> v;
@@ -229,6 +229,9 @@ inline std::vector<std::pair<std::string, cuda::HistogramAccumulateOptions>> Exa
   cuda::HistogramAccumulateOptions g;
   g.strategy = cuda::HistogramStrategy::kGlobalOnly;
   v.push_back({"global_only", g});
+  cuda::HistogramAccumulateOptions b;
+  b.strategy = cuda::HistogramStrategy::kBucketed;
+  v.push_back({"bucketed", b});
   // Every set below asks for the window explicitly: kAuto takes the window-less path for
   // launches as small as most tests make.
   cuda::HistogramAccumulateOptions z;

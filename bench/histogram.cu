@@ -325,6 +325,10 @@ void RunWorkload(Setup& s, double copy_gbs) {
   hc::HistogramAccumulateOptions g;
   g.strategy = hc::HistogramStrategy::kGlobalOnly;
   prods.push_back({"exact global CAS only (no window)", g});
+  hc::HistogramAccumulateOptions bucketed;
+  bucketed.strategy = hc::HistogramStrategy::kBucketed;
+  prods.push_back({"bucketed: tiles sorted by 16K-bin slice, grid barrier, each slice counted on chip and merged once",
+                   bucketed});
   namespace hg = histd::cuda::histogram;
   for (int c = 0; c < hg::kClusterResidentConfigCount; ++c) {
     const auto& k = hg::kClusterResidentConfigs[c];
@@ -377,10 +381,15 @@ void RunWorkload(Setup& s, double copy_gbs) {
       continue;
     }
     const double ms = TimeWithReset(reset, [&] { BENCH_OK(op.run(args, ws, nullptr)); }, reps);
-    if ((&p == &prods.front() || p.name.find("its fixed tile") != std::string::npos) &&
+    if ((&p == &prods.front() || p.name.find("its fixed tile") != std::string::npos ||
+         p.name.find("bucketed") != std::string::npos) &&
         std::getenv("HISTD_BENCH_TIMELINE") != nullptr) {
       reset();
-      hb::PrintTileTimeline(s.name, args, ws, ms);
+      if (hc::HistogramAccumulate::UsesBucketed(args)) {
+        hb::PrintBucketedTimeline(s.name, args, ws, ms);
+      } else {
+        hb::PrintTileTimeline(s.name, args, ws, ms);
+      }
     }
     BENCH_CUDA(cudaFree(ws));
     const bool probe = p.o.bench_probe != 0;

@@ -14,6 +14,7 @@
 
 #include "bench/bench_util.cuh"
 #include "kernels/cuda/common/device_sms.h"
+#include "kernels/cuda/histogram/agent_bucketed.cuh"
 #include "kernels/cuda/histogram/deferred_misses.cuh"
 #include "kernels/cuda/histogram/histogram_accumulate.h"
 #include "kernels/cuda/histogram/tile_view.cuh"
@@ -120,6 +121,40 @@ inline void PrintTileTimeline(const std::string& workload, histd::cuda::Histogra
   }
   t.Add({"launch (median, all kernels)", Fmt("%.2f", launch_ms * 1e3), "", "", "-"});
   t.Print("Hot-window tile timeline (one launch; globaltimer stamps by thread 0)");
+}
+
+// The bucketed strategy's launch (agent_bucketed.cuh): per block, its phases up to and past
+// the grid barrier; per (item, slice) unit, its count and merge.
+inline void PrintBucketedTimeline(const std::string& workload, histd::cuda::HistogramAccumulateArgs args, void* ws,
+                                  double launch_ms) {
+  namespace hg = histd::cuda::histogram;
+  constexpr int kBlock = hg::kBucketBlockStamps, kUnit = hg::kBucketUnitStamps;
+  const size_t max_blocks = size_t(histd::cuda::CurrentDeviceSmCountOr()) * 8;
+  StampBuffer block_stamps(max_blocks * kBlock);
+  StampBuffer unit_stamps(size_t(args.work_count) * hg::kBucketMaxSlices * kUnit);
+  args.options.bench_timeline = block_stamps.get();
+  args.options.bench_fold_timeline = unit_stamps.get();
+  histd::cuda::HistogramAccumulate op;
+  BENCH_OK(op.run(args, ws, nullptr));
+  BENCH_CUDA(cudaDeviceSynchronize());
+  const PhaseSums blocks(block_stamps.Read(), kBlock, [](size_t) { return 0; });
+  const PhaseSums units(unit_stamps.Read(), kUnit, [](size_t) { return 0; });
+  const size_t nb = blocks.Units(), nu = units.Units();
+  if (nb == 0) return;
+  Table t({"phase (" + workload + ", " + Fmt("%zu blocks, %zu units", nb, nu) + ")", "us (mean)", "share"});
+  const char* block_names[kBlock - 1] = {"block: plan the items (prefixes in shared memory)",
+                                         "block: bucket its tiles into records",
+                                         "block: wait at the grid barrier", "block: fold its units"};
+  for (int k = 0; k + 1 < kBlock; ++k)
+    t.Add({block_names[k], Fmt("%.2f", blocks.Phase(k) / nb), Fmt("%.1f%%", 100 * blocks.Phase(k) / blocks.Total())});
+  t.Add({"kernel span (first block start to last block end)", Fmt("%.2f", double(blocks.last - blocks.first) * 1e-3),
+         "-"});
+  const char* unit_names[kUnit - 1] = {"unit: read the slice's ends in every record", "unit: count its entries",
+                                       "unit: merge the slice, release its lock"};
+  for (int k = 0; nu != 0 && k + 1 < kUnit; ++k)
+    t.Add({unit_names[k], Fmt("%.2f", units.Phase(k) / nu), Fmt("%.1f%%", 100 * units.Phase(k) / units.Total())});
+  t.Add({"launch (median)", Fmt("%.2f", launch_ms * 1e3), "-"});
+  t.Print("Bucketed launch timeline (one launch; globaltimer stamps by thread 0)");
 }
 
 }  // namespace histd::bench

@@ -21,6 +21,7 @@
 #include <cub/block/block_scan.cuh>
 #include <cstdint>
 
+#include "kernels/cuda/common/bench_timeline.cuh"
 #include "kernels/cuda/histogram/bucketed_layout.h"
 #include "kernels/cuda/histogram/deferred_fold_parts.cuh"
 #include "kernels/cuda/histogram/deferred_misses.cuh"
@@ -37,7 +38,16 @@ struct BucketedParams {
   HistogramOutflow* outflow;
   uint32_t* locks;   // kDeferLocks (zeroed by the kernel before the grid barrier)
   uint8_t* records;  // kBucketRecordBytes per plan tile (BucketedLayout)
+  // Benchmark only (null in production; StampTimeline): kBucketBlockStamps per block and
+  // kBucketUnitStamps per (item, slice) unit.
+  unsigned long long* bench_blocks;
+  unsigned long long* bench_units;
 };
+
+// Per block: start, items planned, tiles bucketed, grid barrier passed, units done.
+inline constexpr int kBucketBlockStamps = 5;
+// Per unit: start, entries counted over the records (barrier), lanes counted, merged.
+inline constexpr int kBucketUnitStamps = 4;
 
 template <int kThreads>
 struct BucketedShared {
@@ -189,6 +199,8 @@ __device__ void FoldBucketedUnit(const BucketedParams& p, BucketedShared<kThread
   const uint32_t first_tile = s.tile_start[item];
   const uint32_t tiles = s.tile_start[item + 1] - first_tile;
   const uint8_t* records = p.records + uint64_t{first_tile} * kBucketRecordBytes;
+  const uint32_t u = s.unit_start[item] + slice;
+  StampTimeline<kBucketUnitStamps>(p.bench_units, u, 0);
   uint32_t* lock = RangeLock(p.locks, w.bins, slice);
   // Taken by one thread of the last warp while the block reads the records; the barriers
   // before MergeRange order it before the merge, which releases it.
@@ -212,6 +224,7 @@ __device__ void FoldBucketedUnit(const BucketedParams& p, BucketedShared<kThread
   }
   if (sub == 0 && mine != 0) atomicAdd(&s.unit_entries, mine);
   __syncthreads();
+  StampTimeline<kBucketUnitStamps>(p.bench_units, u, 1);
   const uint32_t total = s.unit_entries;  // block-uniform
   if (total != 0) {
     const bool plain = total < 65536;  // no lane can carry (CountEntryChunk)
@@ -230,6 +243,7 @@ __device__ void FoldBucketedUnit(const BucketedParams& p, BucketedShared<kThread
     }
   }
   __syncthreads();  // lanes final; every thread has read unit_entries
+  StampTimeline<kBucketUnitStamps>(p.bench_units, u, 2);
   if (tid == 0) s.unit_entries = 0;
   if (total == 0) {
     if (tid == kThreads - 32) atomicExch(lock, 0u);  // nothing was written under it
@@ -237,6 +251,7 @@ __device__ void FoldBucketedUnit(const BucketedParams& p, BucketedShared<kThread
     return;
   }
   MergeRange<kThreads, kBucketSliceShift>(w, slice, lanes, lock);  // ends with a barrier
+  StampTimeline<kBucketUnitStamps>(p.bench_units, u, 3);
 }
 
 template <int kThreads>
@@ -245,8 +260,10 @@ __device__ void BucketedBlock(const BucketedParams& p, uint32_t* lanes) {
   static_assert(kThreads >= 64, "MergeRange releases from warp 1");
   __shared__ BucketedShared<kThreads> s;
   const int tid = threadIdx.x;
+  StampTimeline<kBucketBlockStamps>(p.bench_blocks, blockIdx.x, 0);
   if (tid == 0) s.unit_entries = 0;
   PlanBucketedItems<kThreads>(p, s);
+  StampTimeline<kBucketBlockStamps>(p.bench_blocks, blockIdx.x, 1);
 
   int item = 0;  // the block's tiles (and later units) increase: its item only moves forward
   const uint32_t tiles = s.tile_start[p.work_count];
@@ -254,11 +271,13 @@ __device__ void BucketedBlock(const BucketedParams& p, uint32_t* lanes) {
     item = FindUnitItem(s.tile_start, p.work_count, item, t, tid & 31);  // every warp alike
     BucketTile<kThreads>(p, s, reinterpret_cast<uint16_t*>(lanes), t, item);
   }
+  StampTimeline<kBucketBlockStamps>(p.bench_blocks, blockIdx.x, 2);
   for (uint32_t v = tid; v < kBucketSliceBins / 8; v += kThreads)
     reinterpret_cast<uint4*>(lanes)[v] = make_uint4(0, 0, 0, 0);
   if (blockIdx.x == 0)
     for (uint32_t l = tid; l < kDeferLocks; l += kThreads) p.locks[l] = 0;
   cooperative_groups::this_grid().sync();  // every record written, every lock free
+  StampTimeline<kBucketBlockStamps>(p.bench_blocks, blockIdx.x, 3);
 
   item = 0;
   const uint32_t units = s.unit_start[p.work_count];
@@ -266,6 +285,7 @@ __device__ void BucketedBlock(const BucketedParams& p, uint32_t* lanes) {
     item = FindUnitItem(s.unit_start, p.work_count, item, u, tid & 31);
     FoldBucketedUnit<kThreads>(p, s, lanes, item, u - s.unit_start[item]);
   }
+  StampTimeline<kBucketBlockStamps>(p.bench_blocks, blockIdx.x, 4);
 }
 
 }  // namespace histd::cuda::histogram

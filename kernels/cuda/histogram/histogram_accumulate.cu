@@ -270,16 +270,6 @@ absl::Status HistogramAccumulate::can_implement(const HistogramAccumulateArgs& a
       return absl::InvalidArgumentError("histogram: 32-bit resident lanes take < 2^32 samples per launch");
     return absl::OkStatus();
   }
-  if (UsesBucketed(args)) {
-    if (args.work_count > histogram::kBucketMaxItems)
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "histogram: the bucketed strategy takes at most %d work items, not %d", histogram::kBucketMaxItems,
-          args.work_count));
-    if (histogram::BucketedLayout::For(args.total_samples, args.work_count, histogram::kDeferLocks).tiles >
-        std::numeric_limits<uint32_t>::max())
-      return absl::InvalidArgumentError("histogram: too many tiles for one bucketed launch");
-    return absl::OkStatus();
-  }
   if (o.config < -1 || o.config >= histogram::kHotWindowConfigCount)
     return absl::InvalidArgumentError(absl::StrFormat("histogram: config %d out of range", o.config));
   const int config = o.config < 0 ? histogram::kDefaultHotWindowConfig : o.config;
@@ -290,6 +280,18 @@ absl::Status HistogramAccumulate::can_implement(const HistogramAccumulateArgs& a
     return absl::InvalidArgumentError("histogram: miss_guess must be -1, 0 or 1");
   if (o.defer_bins_per_miss > (1u << 24))
     return absl::InvalidArgumentError("histogram: defer_bins_per_miss above 2^24");
+  // The options above are checked whichever strategy runs: a bad knob is an error even
+  // where the bucketed strategy would ignore it.
+  if (UsesBucketed(args)) {
+    if (args.work_count > histogram::kBucketMaxItems)
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "histogram: the bucketed strategy takes at most %d work items, not %d", histogram::kBucketMaxItems,
+          args.work_count));
+    if (histogram::BucketedLayout::For(args.total_samples, args.work_count, histogram::kDeferLocks).tiles >
+        std::numeric_limits<uint32_t>::max())
+      return absl::InvalidArgumentError("histogram: too many tiles for one bucketed launch");
+    return absl::OkStatus();
+  }
   const histogram::HotWindowPlan plan = histogram::HotWindowPlan::For(args);
   const uint64_t tile_bound = args.total_samples / plan.tile_samples + uint64_t(args.work_count) + 1;
   if (tile_bound > std::numeric_limits<uint32_t>::max())
@@ -341,7 +343,8 @@ absl::Status HistogramAccumulate::run(const HistogramAccumulateArgs& args, void*
         histogram::BucketedLayout::For(args.total_samples, args.work_count, histogram::kDeferLocks);
     uint8_t* ws = static_cast<uint8_t*>(workspace);
     const histogram::BucketedParams bp{args.work, args.work_count, args.samples, args.outflow,
-                                       reinterpret_cast<uint32_t*>(ws + l.locks), ws + l.records};
+                                       reinterpret_cast<uint32_t*>(ws + l.locks), ws + l.records,
+                                       o.bench_timeline, o.bench_fold_timeline};
     return histogram::LaunchBucketed(bp, *sm_count, stream);
   }
   const histogram::HotWindowPlan plan = histogram::HotWindowPlan::For(args);

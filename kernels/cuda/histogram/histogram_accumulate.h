@@ -81,9 +81,11 @@ struct HistogramAccumulateOptions {
                                      // 0 = kDeferMinMissesPerBinInverse (deferred_layout.h)
   uint32_t bench_probe = 0;      // benchmark phase probes (tile_view.cuh); results WRONG
   unsigned long long* bench_timeline = nullptr;  // benchmark: when set, kTimelineStamps
-                                 // globaltimer stamps per plan tile (tile_view.cuh), device
+                                 // globaltimer stamps per plan tile (tile_view.cuh), device;
+                                 // kBucketed: kBucketBlockStamps per block (agent_bucketed.cuh)
   unsigned long long* bench_fold_timeline = nullptr;  // the same for the deferred fold:
-                                 // kFoldTimelineStamps per (item, range) unit (deferred_misses.cuh)
+                                 // kFoldTimelineStamps per (item, range) unit (deferred_misses.cuh);
+                                 // kBucketed: kBucketUnitStamps per (item, slice) unit
 };
 
 struct HistogramAccumulateArgs {
@@ -105,12 +107,13 @@ class HistogramAccumulate {
   size_t get_workspace_size(const HistogramAccumulateArgs& args) const;
   // Enqueues the work on `stream`. Every launch is checked; errors carry the CUDA name.
   absl::Status run(const HistogramAccumulateArgs& args, void* workspace, cudaStream_t stream);
+  // Whether run() takes the bucketed strategy: kBucketed, or kAuto for small launches
+  // (histogram_tuning.h). Benchmarks ask it to read the right timeline.
+  static bool UsesBucketed(const HistogramAccumulateArgs& args);
 
  private:
   // kClusterResident, or kAuto where the dispatch rule (histogram_tuning.h) picks it.
   static bool UsesClusterResident(const HistogramAccumulateArgs& args);
-  // kBucketed, or kAuto for small launches (histogram_tuning.h).
-  static bool UsesBucketed(const HistogramAccumulateArgs& args);
 };
 
 }  // namespace histd::cuda

@@ -6,9 +6,11 @@
 #include <algorithm>
 #include <cstdint>
 #include <random>
+#include <string_view>
 #include <vector>
 
 #include "bench/histogram_workloads.cuh"
+#include "kernels/cuda/histogram/bucketed_layout.h"
 #include "tests/cuda/histogram/histogram_test_util.h"
 
 namespace histd::testing {
@@ -165,6 +167,26 @@ TEST(CudaHistogramAccumulate, EdgeShapesCountsAndCaps) {
   SweepAndCompare(hists, items, "edge shapes misaligned", 1, 1);
 }
 
+// Histograms above the bucketed strategy's kBucketMaxSlices slices (4M bins) take exact
+// global updates at once, in the same launch as bucketed ones; last slices that are partial,
+// and several items on one histogram.
+TEST(CudaHistogramAccumulate, LargeAndSmallHistogramsInOneLaunch) {
+  HISTD_REQUIRE_GPU();
+  std::mt19937_64 rng(TestSeed() ^ 4);
+  std::vector<HostHistogram> hists = {MakeHist(2049, 2049, 255), MakeHist(256, 8192, 3), MakeHist(1, 16385, 254)};
+  FillStart(&hists[0], 1, rng);
+  FillStart(&hists[2], 2, rng);
+  std::vector<HostItem> items;
+  for (int i = 0; i < 9; ++i) {
+    const int h = i % 3;
+    const HostHistogram& hh = hists[h];
+    const workload::ClusterSpec c{float(rng() % hh.rows), float(rng() % hh.cols), 4.f, 40.f, 0.2f};
+    items.push_back(i % 2 ? IndexItem(h, Uniform(rng(), 20000 + i, hh.rows * hh.cols))
+                          : IndexItem(h, Clustered(rng(), 30000 + i, hh.rows, hh.cols, c)));
+  }
+  SweepAndCompare(hists, items, "4.2M-bin histogram with small ones");
+}
+
 TEST(CudaHistogramAccumulate, EmptyWorkListsAreNoOps) {
   HISTD_REQUIRE_GPU();
   std::vector<HostHistogram> hists = {MakeHist(4, 4, 9)};
@@ -201,6 +223,20 @@ TEST(CudaHistogramAccumulate, CanImplementRejectsBadArguments) {
   EXPECT_EQ(op.can_implement(a).code(), absl::StatusCode::kInvalidArgument);
   a.options.defer_bins_per_miss = 1u << 24;
   EXPECT_TRUE(op.can_implement(a).ok());
+  // The bucketed strategy keeps its items' prefixes on chip: at most kBucketMaxItems. kAuto
+  // then takes the hot-window path instead.
+  a.options = {};
+  a.options.strategy = cuda::HistogramStrategy::kBucketed;
+  a.work_count = cuda::histogram::kBucketMaxItems + 1;
+  const absl::Status too_many = op.can_implement(a);
+  EXPECT_EQ(too_many.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(too_many.message().find("at most"), std::string_view::npos) << too_many;
+  a.options.strategy = cuda::HistogramStrategy::kAuto;
+  EXPECT_TRUE(op.can_implement(a).ok());
+  a.work_count = cuda::histogram::kBucketMaxItems;
+  a.options.strategy = cuda::HistogramStrategy::kBucketed;
+  EXPECT_TRUE(op.can_implement(a).ok());
+  EXPECT_GE(op.get_workspace_size(a), size_t{cuda::histogram::kBucketRecordBytes} * cuda::histogram::kBucketMaxItems);
 }
 
 }  // namespace

@@ -83,6 +83,8 @@ TEST(CudaHistogramSpillStress, HotWordsOutsideTheWindow) {
   ExpectSameResult(want, RunHarness({h}, items, o), "two hot words, window 4096");
   o.strategy = cuda::HistogramStrategy::kGlobalOnly;
   ExpectSameResult(want, RunHarness({h}, items, o), "two hot words, global only");
+  o.strategy = cuda::HistogramStrategy::kBucketed;  // 16 items' units of one slice share its lock
+  ExpectSameResult(want, RunHarness({h}, items, o), "two hot words, bucketed");
 }
 
 // Millions of hits on the two 16-bit lanes of one shared word: the lanes must stop at the
@@ -103,6 +105,9 @@ TEST(CudaHistogramSpillStress, SixteenBitLanesNeverCarry) {
   big_tiles.tile_samples = 1u << 24;  // one block takes all 2^23 hits of an item
   ExpectSameResult(want, RunHarness(hists, {both, one}, big_tiles), "lanes, one tile");
   ExpectSameResult(want, RunHarness(hists, {both, one}, {}), "lanes, default tiles");
+  cuda::HistogramAccumulateOptions bucketed;  // a unit of 2^23 entries: accept-by-old-value lanes
+  bucketed.strategy = cuda::HistogramStrategy::kBucketed;
+  ExpectSameResult(want, RunHarness(hists, {both, one}, bucketed), "lanes, bucketed");
 }
 
 }  // namespace

@@ -107,5 +107,25 @@ TEST(CudaHistogramXY, ClusteredPairsMixedWithIndices) {
   }
 }
 
+// Pairs binned into a histogram above the bucketed strategy's 4M bins (updated at once,
+// with 64-bit bin offsets) next to one it buckets, in one launch.
+TEST(CudaHistogramXY, PairsIntoAHistogramTooLargeToBucket) {
+  HISTD_REQUIRE_GPU();
+  std::mt19937_64 rng(TestSeed() ^ 6);
+  std::vector<HostHistogram> hists(2);
+  hists[0].rows = 2048, hists[0].cols = 2049, hists[0].cap = 9;  // 4,196,352 bins
+  hists[1].rows = 64, hists[1].cols = 1000, hists[1].cap = 255;
+  for (auto& h : hists) h.bins.assign(size_t{h.rows} * h.cols, 0);
+  std::normal_distribution<float> g(0.5f, 0.3f);
+  std::vector<float> xy;
+  for (int i = 0; i < 200000; ++i) xy.insert(xy.end(), {g(rng), g(rng)});
+  const std::vector<HostItem> items = {PairItem(0, xy, 0.f, 1.f, 0.f, 1.f), PairItem(1, xy, 0.2f, 0.8f, 0.f, 1.f)};
+  const HarnessResult want = RunReference(hists, items);
+  EXPECT_GT(want.outflow[0].x_underflow + want.outflow[0].y_overflow, 0u);  // the test means it
+  for (const auto& [name, options] : ExactOptionSweep()) {
+    ExpectSameResult(want, RunHarness(hists, items, options), "xy large [" + name + "]");
+  }
+}
+
 }  // namespace
 }  // namespace histd::testing

@@ -10,7 +10,7 @@
 //   service   1024 batches of 2^16 clustered samples, each for one of 1000 resident
 //             histograms, in one launch
 //   message   one launch of 1, 8 or 16 ingest messages of 1 MiB (2^18 samples, one histogram
-//             each), clustered and uniform: the daemon's batches (a staging buffer holds
+//             each; and 8 all for one histogram), clustered and uniform: the daemon's batches (a staging buffer holds
 //             8 MiB by default, so its launches are always this small)
 // Arguments name the workloads to run (ceilings streaming roulo offcentre uniform single service message);
 // none runs them all.
@@ -38,6 +38,7 @@
 #include "bench/histogram_ceilings.cuh"
 #include "bench/histogram_timeline.cuh"
 #include "bench/histogram_workloads.cuh"
+#include "kernels/cuda/histogram/bucketed_layout.h"
 #include "kernels/cuda/histogram/cluster_resident_geometry.h"
 #include "kernels/cuda/histogram/histogram_accumulate.h"
 #include "kernels/cuda/histogram/histogram_tuning.h"
@@ -329,6 +330,13 @@ void RunWorkload(Setup& s, double copy_gbs) {
   bucketed.strategy = hc::HistogramStrategy::kBucketed;
   prods.push_back({"bucketed: tiles sorted by 16K-bin slice, grid barrier, each slice counted on chip and merged once",
                    bucketed});
+  for (int c = 1; c < histd::cuda::histogram::kBucketedConfigCount; ++c) {
+    bucketed.config = c;
+    prods.push_back({hb::Fmt("bucketed config %d: %d threads x %d per SM", c,
+                             histd::cuda::histogram::kBucketedConfigs[c].threads,
+                             histd::cuda::histogram::kBucketedConfigs[c].blocks_per_sm),
+                     bucketed});
+  }
   namespace hg = histd::cuda::histogram;
   for (int c = 0; c < hg::kClusterResidentConfigCount; ++c) {
     const auto& k = hg::kClusterResidentConfigs[c];
@@ -472,6 +480,16 @@ int main(int argc, char** argv) {
         }
         RunWorkload(s, copy_gbs);
       }
+    }
+    // One producer's stream: every message of the launch for the same histogram.
+    for (int kind : {0, 1}) {
+      Setup s;
+      s.name = hb::Fmt("Message: one launch of 8 x 1 MiB messages, all for one histogram (2^18 %s samples each)",
+                       kind == 0 ? "clustered" : "uniform");
+      s.hists = 16;
+      s.service = true;
+      for (int m = 0; m < 8; ++m) s.items.push_back({0u, 0, 1u << 18, centre, 9500u + 16 * m + kind, kind});
+      RunWorkload(s, copy_gbs);
     }
   }
   return 0;

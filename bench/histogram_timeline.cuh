@@ -137,20 +137,35 @@ inline void PrintBucketedTimeline(const std::string& workload, histd::cuda::Hist
   histd::cuda::HistogramAccumulate op;
   BENCH_OK(op.run(args, ws, nullptr));
   BENCH_CUDA(cudaDeviceSynchronize());
-  const PhaseSums blocks(block_stamps.Read(), kBlock, [](size_t) { return 0; });
+  const std::vector<unsigned long long> bs = block_stamps.Read();
+  const PhaseSums blocks(bs, kBlock, [](size_t) { return 0; });
+  // The grid's spread: blocks' starts, and the last arrival at the barrier against the first
+  // block past it (that gap is the barrier's latency, plus planning the units).
+  unsigned long long start_lo = ~0ull, start_hi = 0, arrive_hi = 0, pass_lo = ~0ull;
+  for (size_t b = 0; b * kBlock < bs.size(); ++b) {
+    const unsigned long long* x = &bs[b * kBlock];
+    if (x[0] == 0 || x[kBlock - 1] == 0) continue;
+    start_lo = std::min(start_lo, x[0]);
+    start_hi = std::max(start_hi, x[0]);
+    arrive_hi = std::max(arrive_hi, x[2]);
+    pass_lo = std::min(pass_lo, x[3]);
+  }
   const PhaseSums units(unit_stamps.Read(), kUnit, [](size_t) { return 0; });
   const size_t nb = blocks.Units(), nu = units.Units();
   if (nb == 0) return;
   Table t({"phase (" + workload + ", " + Fmt("%zu blocks, %zu units", nb, nu) + ")", "us (mean)", "share"});
-  const char* block_names[kBlock - 1] = {"block: plan the items (prefixes in shared memory)",
+  const char* block_names[kBlock - 1] = {"block: plan the tiles (prefix in shared memory)",
                                          "block: bucket its tiles into records",
-                                         "block: wait at the grid barrier", "block: fold its units"};
+                                         "block: plan the units, wait at the grid barrier", "block: fold its units"};
   for (int k = 0; k + 1 < kBlock; ++k)
     t.Add({block_names[k], Fmt("%.2f", blocks.Phase(k) / nb), Fmt("%.1f%%", 100 * blocks.Phase(k) / blocks.Total())});
   t.Add({"kernel span (first block start to last block end)", Fmt("%.2f", double(blocks.last - blocks.first) * 1e-3),
          "-"});
-  const char* unit_names[kUnit - 1] = {"unit: read the slice's ends in every record", "unit: count its entries",
-                                       "unit: merge the slice, release its lock"};
+  t.Add({"blocks' start spread (first to last block start)", Fmt("%.2f", double(start_hi - start_lo) * 1e-3), "-"});
+  t.Add({"last block's arrival to first block past the barrier", Fmt("%.2f", (double(pass_lo) - double(arrive_hi)) * 1e-3),
+         "-"});
+  const char* unit_names[kUnit - 1] = {"unit: thread 0 reads its records' ends and counts their entries",
+                                       "unit: wait for the block's other threads", "unit: merge the slice"};
   for (int k = 0; nu != 0 && k + 1 < kUnit; ++k)
     t.Add({unit_names[k], Fmt("%.2f", units.Phase(k) / nu), Fmt("%.1f%%", 100 * units.Phase(k) / units.Total())});
   t.Add({"launch (median)", Fmt("%.2f", launch_ms * 1e3), "-"});

@@ -1,27 +1,31 @@
 // The bucketed strategy's block (HistogramStrategy::kBucketed; shape, record layout and the
 // reasons in bucketed_layout.h). One cooperative launch of resident blocks:
-//   0. every block computes the launch's item prefixes (plan tiles, units) in shared memory;
+//   0. every block plans the launch in its shared memory: items grouped by histogram (same
+//      `bins` pointer), tiles and units per item (PlanBucketedItems);
 //   1. tiles, dealt round-robin: read the tile's samples once, bin them, counting-sort them
 //      by slice in shared memory, write the record (slice ends, then sorted u16 entries);
 //      items too large to bucket apply each sample at once (IncrementBytes, exact CAS);
 //   2. grid barrier: every record is written;
-//   3. (item, slice) units, dealt round-robin: count the slice's entries of every record of
-//      the item in 16-bit lanes (CountEntryChunk) and merge the slice once under its lock
-//      (MergeRange: coalesced 16-byte load, saturating add, store; CAS for chunks shared
-//      with a neighbour).
-// Exactness: every bin receives saturating adds only (exact_bin_ops.cuh), which compose; a
-// slice's plain 16-byte stores happen under the (histogram, slice) lock, so two items of one
-// histogram never write the same chunk at once, and no other writer runs in this launch
-// after the grid barrier except those merges (immediate updates of unbucketed items touch
-// other histograms). Launches on the same histograms must not overlap (histogram_accumulate.h).
+//   3. (histogram, slice) units, dealt round-robin: count the slice's entries of every record
+//      of every item of the histogram in 16-bit lanes and merge the slice once (MergeRange:
+//      coalesced 16-byte load, saturating add, store; CAS for chunks shared with a
+//      neighbouring histogram).
+// Exactness: every bin receives saturating adds only (exact_bin_ops.cuh), which compose. A
+// slice's owned chunks are written by exactly one unit, after the grid barrier; the only
+// other writers in the launch are word CASes (chunks shared with a neighbour, items too
+// large to bucket), which the merge's own CAS on shared chunks composes with. Launches on the
+// same histograms must not overlap (histogram_accumulate.h).
 #pragma once
 
 #include <cooperative_groups.h>
+#include <cuda_pipeline.h>
 
 #include <cub/block/block_scan.cuh>
 #include <cstdint>
+#include <utility>
 
 #include "kernels/cuda/common/bench_timeline.cuh"
+#include "kernels/cuda/histogram/block_window_select.cuh"  // WarpInclusiveSum
 #include "kernels/cuda/histogram/bucketed_layout.h"
 #include "kernels/cuda/histogram/deferred_fold_parts.cuh"
 #include "kernels/cuda/histogram/deferred_misses.cuh"
@@ -36,7 +40,6 @@ struct BucketedParams {
   int work_count;  // <= kBucketMaxItems
   const uint32_t* samples;
   HistogramOutflow* outflow;
-  uint32_t* locks;   // kDeferLocks (zeroed by the kernel before the grid barrier)
   uint8_t* records;  // kBucketRecordBytes per plan tile (BucketedLayout)
   // Benchmark only (null in production; StampTimeline): kBucketBlockStamps per block and
   // kBucketUnitStamps per (item, slice) unit.
@@ -44,54 +47,191 @@ struct BucketedParams {
   unsigned long long* bench_units;
 };
 
-// Per block: start, items planned, tiles bucketed, grid barrier passed, units done.
+// Per block: start, tiles planned, tiles bucketed, units planned and grid barrier passed,
+// units done.
 inline constexpr int kBucketBlockStamps = 5;
-// Per unit: start, entries counted over the records (barrier), lanes counted, merged.
+// Per unit: start, thread 0's entries counted, every thread's (barrier), merged.
 inline constexpr int kBucketUnitStamps = 4;
 
 template <int kThreads>
 struct BucketedShared {
   using Scan = cub::BlockScan<uint32_t, kThreads>;
-  using Scan64 = cub::BlockScan<unsigned long long, kThreads>;
-  uint32_t tile_start[kBucketMaxItems + 1];  // exclusive prefix of plan tiles per item
-  uint32_t unit_start[kBucketMaxItems + 1];  // exclusive prefix of (item, slice) units
+  static constexpr int kItemsPerThread = kBucketMaxItems / kThreads;  // phase 0, blocked
+  static_assert(kItemsPerThread * kThreads == kBucketMaxItems, "whole items per thread");
+  uint32_t tile_start[kBucketMaxItems + 1];    // item order: exclusive prefix of plan tiles
+  uint32_t unit_start[kBucketMaxItems + 1];    // exclusive prefix of units: a histogram's
+                                               // first item owns its slices, the others none
+  uint32_t member_tiles[kBucketMaxItems + 1];  // exclusive prefix of tiles over `member`
+  uint32_t group[kBucketMaxItems];   // a histogram's first item: position in member << 11 | items
+  uint16_t member[kBucketMaxItems];  // the items, grouped by histogram (any order inside a group)
   union {
     typename Scan::TempStorage scan;
-    typename Scan64::TempStorage scan64;
   } temp;
   uint32_t slice_count[kBucketMaxSlices];  // a tile's entries per slice, then their start
   uint32_t outflow[5];                     // a coordinate tile's binned, under/overflows
-  uint32_t unit_entries;                   // a unit's entries over the item's records
+  uint32_t sink[32];                       // CountLanes16At's adds that count nothing
 };
 
-// Phase 0: tile_start and unit_start of every item (tiles and units packed in one 64-bit
-// scan: a launch has < 2^32 of each, checked by can_implement).
+// Phase 0: the plan tiles of every item (item order: tile t's record is slot t), computed
+// by every block alike in its shared memory.
 template <int kThreads>
-__device__ void PlanBucketedItems(const BucketedParams& p, BucketedShared<kThreads>& s) {
-  using Scan64 = typename BucketedShared<kThreads>::Scan64;
-  unsigned long long carry = 0;
-  for (int base = 0; base < p.work_count; base += kThreads) {
-    const int i = base + static_cast<int>(threadIdx.x);
-    unsigned long long packed = 0;  // tiles << 32 | units
-    if (i < p.work_count) {
-      const HistogramWork& w = p.work[i];
-      const uint64_t bins = uint64_t{w.rows} * w.cols;
-      packed = (BucketTiles(w.count) << 32) | (BucketsItem(bins) ? BucketSlices(bins) : 0u);
+__device__ void PlanBucketedTiles(const BucketedParams& p, BucketedShared<kThreads>& s) {
+  using Shared = BucketedShared<kThreads>;
+  constexpr int kPer = Shared::kItemsPerThread;
+  const int tid = threadIdx.x, n = p.work_count;
+  if (n <= 32) {  // a few messages (the daemon's usual batch): one warp, no block scan
+    if (tid < 32) {
+      const uint32_t tiles = tid < n ? static_cast<uint32_t>(BucketTiles(p.work[tid].count)) : 0u;
+      const uint32_t incl = WarpInclusiveSum(tiles, tid);
+      if (tid < n) s.tile_start[tid] = incl - tiles;
+      if (tid == 31) s.tile_start[n] = incl;
     }
-    unsigned long long start, total;
-    Scan64(s.temp.scan64).ExclusiveSum(packed, start, total);
-    if (i < p.work_count) {
-      s.tile_start[i] = static_cast<uint32_t>((carry + start) >> 32);
-      s.unit_start[i] = static_cast<uint32_t>(carry + start);
-    }
-    carry += total;
-    __syncthreads();  // temp is reused
+    __syncthreads();
+    return;
   }
-  if (threadIdx.x == 0) {
-    s.tile_start[p.work_count] = static_cast<uint32_t>(carry >> 32);
-    s.unit_start[p.work_count] = static_cast<uint32_t>(carry);
+  uint32_t tiles[kPer], start[kPer], total;
+#pragma unroll
+  for (int k = 0; k < kPer; ++k) {
+    const int i = tid * kPer + k;  // blocked, as the scan takes them
+    tiles[k] = i < n ? static_cast<uint32_t>(BucketTiles(p.work[i].count)) : 0u;  // < 2^32: can_implement
+  }
+  typename Shared::Scan(s.temp.scan).ExclusiveSum(tiles, start, total);
+#pragma unroll
+  for (int k = 0; k < kPer; ++k)
+    if (tid * kPer + k < n) s.tile_start[tid * kPer + k] = start[k];
+  if (tid == 0) s.tile_start[n] = total;
+  __syncthreads();
+}
+
+// Phase 2 (while the grid barrier fills): the units. Items with the same `bins` pointer are
+// one histogram (same shape and cap; histograms do not overlap except in the word at their
+// ends): its first item owns the histogram's units, which fold every item of the group, so
+// that exactly one unit writes each slice and no lock is needed. A hash table of the
+// pointers (in `scratch`: the lanes, free until phase 3) finds each item's first item; one
+// scan (item order) packs group items << 19 | units (<= 1024 items, <= 2^18 units); the
+// groups' items are then placed with shared atomics (the order inside a group is this
+// block's own and matters to nobody), and a second scan gives member_tiles. Up to 32 items
+// (a few messages, the daemon's usual batch) one warp does all of it.
+// H100, one 1 MiB message: the table's set-up and its barriers made the grid barrier's
+// last arrival wait ~1 us longer; the warp does it in a fraction of that.
+// At most 32 items: one warp groups them with __match_any_sync and warp scans.
+__device__ __forceinline__ void GroupBucketedItemsInWarp(const BucketedParams& p, uint32_t* tile_start,
+                                                         uint32_t* unit_start, uint32_t* member_tiles,
+                                                         uint32_t* group, uint16_t* member) {
+  const int lane = threadIdx.x & 31, n = p.work_count;
+  const bool valid = lane < n;
+  unsigned long long ptr = 0;  // no histogram is at 0
+  uint32_t units = 0;
+  if (valid) {
+    const HistogramWork& w = p.work[lane];
+    ptr = reinterpret_cast<uintptr_t>(w.bins);
+    const uint64_t bins = uint64_t{w.rows} * w.cols;
+    units = BucketsItem(bins) ? BucketSlices(bins) : 0u;
+  }
+  const unsigned same = __match_any_sync(0xffffffffu, ptr) & __ballot_sync(0xffffffffu, valid);
+  const int lead = valid ? __ffs(same) - 1 : lane;
+  const bool leads = valid && lead == lane;
+  if (!leads) units = 0;  // a histogram's units belong to its first item
+  const uint32_t unit_incl = WarpInclusiveSum(units, lane);
+  const uint32_t items = leads ? __popc(same) : 0u;
+  const uint32_t first_pos = WarpInclusiveSum(items, lane) - items;  // the group's first position
+  if (valid) unit_start[lane] = unit_incl - units;
+  if (lane == 31) unit_start[n] = unit_incl;
+  const uint32_t lead_pos = __shfl_sync(0xffffffffu, first_pos, lead);
+  const uint32_t pos = lead_pos + __popc(same & ((1u << lane) - 1u));
+  if (leads) group[lane] = first_pos << 11 | items;
+  if (valid) member[pos] = static_cast<uint16_t>(lane);
+  __syncwarp();
+  const int at = valid ? member[lane] : 0;
+  const uint32_t tiles = valid ? tile_start[at + 1] - tile_start[at] : 0u;
+  const uint32_t tiles_incl = WarpInclusiveSum(tiles, lane);
+  if (valid) member_tiles[lane] = tiles_incl - tiles;
+  if (lane == 31) member_tiles[n] = tiles_incl;
+}
+
+template <int kThreads>
+__device__ void GroupBucketedItems(const BucketedParams& p, BucketedShared<kThreads>& s, uint32_t* scratch) {
+  using Shared = BucketedShared<kThreads>;
+  constexpr int kPer = Shared::kItemsPerThread;
+  if (p.work_count <= 32) {
+    if (threadIdx.x < 32) GroupBucketedItemsInWarp(p, s.tile_start, s.unit_start, s.member_tiles, s.group, s.member);
+    __syncthreads();
+    return;
+  }
+  constexpr uint32_t kSlots = 2 * kBucketMaxItems;  // load factor <= 1/2
+  static_assert(kSlots * (8 + 4 + 4) <= kBucketSliceBins * 2, "the table fits in the lanes");
+  unsigned long long* key = reinterpret_cast<unsigned long long*>(scratch);
+  uint32_t* first = scratch + 2 * kSlots;  // smallest item index of the pointer
+  uint32_t* count = first + kSlots;        // its items, then a placement cursor
+  const int tid = threadIdx.x, n = p.work_count;
+  for (uint32_t v = tid; v < kSlots; v += kThreads) {
+    key[v] = 0;
+    first[v] = ~0u;
+    count[v] = 0;
   }
   __syncthreads();
+  uint32_t slot[kPer], packed[kPer];  // (group items << 19, first items only) | units
+#pragma unroll
+  for (int k = 0; k < kPer; ++k) {
+    const int i = tid * kPer + k;
+    slot[k] = 0;
+    packed[k] = 0;
+    if (i >= n) continue;
+    const HistogramWork& w = p.work[i];
+    const unsigned long long b = reinterpret_cast<uintptr_t>(w.bins);
+    const uint64_t bins = uint64_t{w.rows} * w.cols;
+    packed[k] = BucketsItem(bins) ? BucketSlices(bins) : 0u;
+    uint32_t h = static_cast<uint32_t>(((b >> 4) * 0x9E3779B97F4A7C15ull) >> 53) & (kSlots - 1);
+    while (true) {  // linear probing; a slot is taken for good by its first pointer
+      const unsigned long long old = atomicCAS(key + h, 0ull, b);
+      if (old == 0 || old == b) break;
+      h = (h + 1) & (kSlots - 1);
+    }
+    slot[k] = h;
+    atomicMin(first + h, static_cast<uint32_t>(i));
+    atomicAdd(count + h, 1u);
+  }
+  __syncthreads();
+#pragma unroll
+  for (int k = 0; k < kPer; ++k) {
+    const int i = tid * kPer + k;
+    if (i >= n) continue;
+    packed[k] = first[slot[k]] == static_cast<uint32_t>(i) ? packed[k] | count[slot[k]] << 19
+                                                          : 0u;  // units belong to the group's first item
+  }
+  uint32_t start[kPer], total;
+  typename Shared::Scan(s.temp.scan).ExclusiveSum(packed, start, total);  // its barriers: counts read
+#pragma unroll
+  for (int k = 0; k < kPer; ++k) {
+    const int i = tid * kPer + k;
+    if (i >= n) continue;
+    s.unit_start[i] = start[k] & 0x7FFFFu;
+    if (first[slot[k]] == static_cast<uint32_t>(i)) {
+      s.group[i] = (start[k] >> 19) << 11 | count[slot[k]];
+      count[slot[k]] = 0;  // now the group's placement cursor
+    }
+  }
+  if (tid == 0) s.unit_start[n] = total & 0x7FFFFu;
+  __syncthreads();
+#pragma unroll
+  for (int k = 0; k < kPer; ++k) {
+    const int i = tid * kPer + k;
+    if (i < n) s.member[(s.group[first[slot[k]]] >> 11) + atomicAdd(count + slot[k], 1u)] = static_cast<uint16_t>(i);
+  }
+  __syncthreads();
+  uint32_t tiles[kPer], tiles_before[kPer], all;
+#pragma unroll
+  for (int k = 0; k < kPer; ++k) {
+    const int pos = tid * kPer + k;
+    const int i = pos < n ? s.member[pos] : 0;
+    tiles[k] = pos < n ? s.tile_start[i + 1] - s.tile_start[i] : 0u;
+  }
+  typename Shared::Scan(s.temp.scan).ExclusiveSum(tiles, tiles_before, all);
+#pragma unroll
+  for (int k = 0; k < kPer; ++k)
+    if (tid * kPer + k < n) s.member_tiles[tid * kPer + k] = tiles_before[k];
+  if (tid == 0) s.member_tiles[n] = all;
+  __syncthreads();  // and the table's memory is free again
 }
 
 // Phase 1: one plan tile (t, of work item `item`). `sorted`: kBucketTileSamples u16 of
@@ -99,8 +239,8 @@ __device__ void PlanBucketedItems(const BucketedParams& p, BucketedShared<kThrea
 template <int kThreads>
 __device__ void BucketTile(const BucketedParams& p, BucketedShared<kThreads>& s, uint16_t* sorted, uint32_t t,
                            int item) {
-  constexpr int kPer = kBucketSamplesPerThread;
-  static_assert(kPer * kThreads == kBucketTileSamples, "one sample per thread per round");
+  constexpr int kPer = static_cast<int>(kBucketTileSamples) / kThreads;
+  static_assert(kPer * kThreads == static_cast<int>(kBucketTileSamples), "whole samples per thread");
   const int tid = threadIdx.x;
   const HistogramWork& w = p.work[item];
   const uint64_t begin = uint64_t{t - s.tile_start[item]} * kBucketTileSamples;
@@ -189,68 +329,82 @@ __device__ void BucketTile(const BucketedParams& p, BucketedShared<kThreads>& s,
   __syncthreads();  // slice_count, outflow and sorted are reused by the next tile
 }
 
-// Phase 3: unit u = slice `slice` of item `item`. `lanes`: kBucketSliceBins 16-bit lanes,
-// all zero (and zero again when this returns).
+// Phase 3: slice `slice` of the histogram whose first item is `lead`: every item of the
+// group, every record. `lanes`: kBucketSliceBins 16-bit lanes, all zero (and zero again when
+// this returns); `staged`: kBucketStagedChunks chunks of shared memory. The slice's bins are
+// copied to `staged` first (cp.async, no registers), while the entries are counted: no
+// other unit of this launch writes the slice's owned chunks, so the merge may use them
+// as read here and needs no lock. Lanes count read-then-add (CountLanes16At: no entry total
+// is needed first; lanes may pass cap by the adds in flight and the merge clamps them).
 template <int kThreads>
-__device__ void FoldBucketedUnit(const BucketedParams& p, BucketedShared<kThreads>& s, uint32_t* lanes, int item,
-                                 uint32_t slice) {
+__device__ void FoldBucketedUnit(const BucketedParams& p, BucketedShared<kThreads>& s, uint32_t* lanes,
+                                 uint4* staged, int lead, uint32_t slice) {
   const int tid = threadIdx.x;
-  const HistogramWork& w = p.work[item];
-  const uint32_t first_tile = s.tile_start[item];
-  const uint32_t tiles = s.tile_start[item + 1] - first_tile;
-  const uint8_t* records = p.records + uint64_t{first_tile} * kBucketRecordBytes;
-  const uint32_t u = s.unit_start[item] + slice;
+  const uint32_t u = s.unit_start[lead] + slice;
   StampTimeline<kBucketUnitStamps>(p.bench_units, u, 0);
-  uint32_t* lock = RangeLock(p.locks, w.bins, slice);
-  // Taken by one thread of the last warp while the block reads the records; the barriers
-  // before MergeRange order it before the merge, which releases it.
-  if (tid == kThreads - 32) AcquireRangeLock(lock);
+  const HistogramWork& w = p.work[lead];
+  const uint32_t cap = w.cap;
+  {
+    const uint64_t bins = uint64_t{w.rows} * w.cols, lo = uint64_t{slice} << kBucketSliceShift;
+    const RangeChunks range(w.bins, static_cast<uint32_t>(lo),
+                            static_cast<uint32_t>(bins - lo < kBucketSliceBins ? bins : lo + kBucketSliceBins));
+    for (uint32_t t = tid; t < range.chunks; t += kThreads)  // whole aligned chunks: inside the allocation
+      __pipeline_memcpy_async(staged + t, range.base + range.c_lo + t, sizeof(uint4));
+    __pipeline_commit();
+  }
+  const uint32_t g = s.group[lead], g0 = g >> 11, items = g & 0x7FFu;
+  const uint32_t base = s.member_tiles[g0], tiles = s.member_tiles[g0 + items] - base;
+  // The group's j-th tile's record: its item is the last member whose first tile is <= j.
+  auto record = [&](uint32_t j) {
+    uint32_t lo = g0, hi = g0 + items - 1;
+    while (lo < hi) {
+      const uint32_t mid = (lo + hi + 1) / 2;
+      if (s.member_tiles[mid] - base <= j) lo = mid; else hi = mid - 1;
+    }
+    const uint32_t t = s.tile_start[s.member[lo]] + (j - (s.member_tiles[lo] - base));
+    return p.records + uint64_t{t} * kBucketRecordBytes;
+  };
   // `group` threads share a record (a clustered core puts hundreds of a tile's entries in
-  // one slice) and take its 16-byte chunks in turn.
+  // one slice) and take its 16-byte chunks in turn; a thread reads two records' ends at once.
   uint32_t group = 1;
   while (group < 8 && tiles * group * 2 <= kThreads) group *= 2;
-  const uint32_t sub = tid % group, stride = kThreads / group, first = tid / group;
-  auto slice_range = [&](uint32_t j, uint32_t* lo, uint32_t* hi) {
-    const uint16_t* ends = reinterpret_cast<const uint16_t*>(records + uint64_t{j} * kBucketRecordBytes);
-    *lo = slice != 0 ? __ldcg(ends + slice - 1) : 0u;  // written in this launch: not __ldg
-    *hi = __ldcg(ends + slice);
-  };
-  uint32_t lo0 = 0, hi0 = 0, mine = 0;
-  for (uint32_t j = first; j < tiles; j += stride) {
-    uint32_t lo, hi;
-    slice_range(j, &lo, &hi);
-    if (j == first) lo0 = lo, hi0 = hi;
-    mine += hi - lo;
-  }
-  if (sub == 0 && mine != 0) atomicAdd(&s.unit_entries, mine);
-  __syncthreads();
-  StampTimeline<kBucketUnitStamps>(p.bench_units, u, 1);
-  const uint32_t total = s.unit_entries;  // block-uniform
-  if (total != 0) {
-    const bool plain = total < 65536;  // no lane can carry (CountEntryChunk)
-    for (uint32_t j = first; j < tiles; j += stride) {
-      uint32_t lo = lo0, hi = hi0;
-      if (j != first) slice_range(j, &lo, &hi);
-      const uint4* entries = reinterpret_cast<const uint4*>(records + uint64_t{j} * kBucketRecordBytes +
-                                                            kBucketHeaderBytes);
-      for (uint32_t chunk = lo / 8 + sub; 8 * chunk < hi; chunk += 2 * group) {  // two loads in flight
+  const uint32_t sub = tid % group, stride = kThreads / group;
+  const uint32_t lanes_s = SharedAddress(lanes), sink_s = SharedAddress(s.sink + (tid & 31));
+  bool any = false;
+  for (uint32_t j0 = tid / group; j0 < tiles; j0 += 2 * stride) {
+    const uint8_t* rec[2];
+    uint32_t lo[2], hi[2];
+#pragma unroll
+    for (int q = 0; q < 2; ++q) {
+      const uint32_t j = j0 + q * stride;
+      rec[q] = j < tiles ? record(j) : nullptr;
+      const uint16_t* ends = reinterpret_cast<const uint16_t*>(rec[q]);
+      lo[q] = rec[q] != nullptr && slice != 0 ? __ldcg(ends + slice - 1) : 0u;  // written in this launch: not __ldg
+      hi[q] = rec[q] != nullptr ? __ldcg(ends + slice) : 0u;
+      any |= hi[q] > lo[q];
+    }
+#pragma unroll
+    for (int q = 0; q < 2; ++q) {
+      const uint4* entries = reinterpret_cast<const uint4*>(rec[q] + kBucketHeaderBytes);
+      for (uint32_t chunk = lo[q] / 8 + sub; 8 * chunk < hi[q]; chunk += 2 * group) {  // two loads in flight
         const uint32_t next = chunk + group;
         const uint4 a = __ldcg(entries + chunk);
-        const uint4 b = 8 * next < hi ? __ldcg(entries + next) : make_uint4(0, 0, 0, 0);
-        CountEntryChunk(a, chunk, lo, hi, plain, lanes, w.cap);
-        if (8 * next < hi) CountEntryChunk(b, next, lo, hi, plain, lanes, w.cap);
+        const uint4 b = 8 * next < hi[q] ? __ldcg(entries + next) : make_uint4(0, 0, 0, 0);
+        uint32_t k[8];
+        bool hit[8];
+        DecodeEntryChunk(a, chunk, lo[q], hi[q], k, hit);
+        CountLanes16At<8, false>(lanes_s, sink_s, k, hit, cap);
+        DecodeEntryChunk(b, next, lo[q], hi[q], k, hit);  // no hit when next is past hi
+        CountLanes16At<8, false>(lanes_s, sink_s, k, hit, cap);
       }
     }
   }
-  __syncthreads();  // lanes final; every thread has read unit_entries
+  StampTimeline<kBucketUnitStamps>(p.bench_units, u, 1);
+  __pipeline_wait_prior(0);  // this thread's staged chunks; the barrier publishes everyone's
+  const bool merge = __syncthreads_or(any);  // lanes final
   StampTimeline<kBucketUnitStamps>(p.bench_units, u, 2);
-  if (tid == 0) s.unit_entries = 0;
-  if (total == 0) {
-    if (tid == kThreads - 32) atomicExch(lock, 0u);  // nothing was written under it
-    __syncthreads();  // the reset above precedes the next unit's adds
-    return;
-  }
-  MergeRange<kThreads, kBucketSliceShift>(w, slice, lanes, lock);  // ends with a barrier
+  if (merge) MergeRange<kThreads, kBucketSliceShift>(w, slice, lanes, /*lock=*/nullptr, staged);  // ends with a barrier
+  else __syncthreads();  // staged is rewritten by the next unit
   StampTimeline<kBucketUnitStamps>(p.bench_units, u, 3);
 }
 
@@ -260,9 +414,9 @@ __device__ void BucketedBlock(const BucketedParams& p, uint32_t* lanes) {
   static_assert(kThreads >= 64, "MergeRange releases from warp 1");
   __shared__ BucketedShared<kThreads> s;
   const int tid = threadIdx.x;
+  uint4* staged = reinterpret_cast<uint4*>(lanes + kBucketSliceBins / 2);
   StampTimeline<kBucketBlockStamps>(p.bench_blocks, blockIdx.x, 0);
-  if (tid == 0) s.unit_entries = 0;
-  PlanBucketedItems<kThreads>(p, s);
+  PlanBucketedTiles<kThreads>(p, s);
   StampTimeline<kBucketBlockStamps>(p.bench_blocks, blockIdx.x, 1);
 
   int item = 0;  // the block's tiles (and later units) increase: its item only moves forward
@@ -272,18 +426,20 @@ __device__ void BucketedBlock(const BucketedParams& p, uint32_t* lanes) {
     BucketTile<kThreads>(p, s, reinterpret_cast<uint16_t*>(lanes), t, item);
   }
   StampTimeline<kBucketBlockStamps>(p.bench_blocks, blockIdx.x, 2);
+  // Arrive (this block's records are written), plan the units while the others finish.
+  cooperative_groups::grid_group grid = cooperative_groups::this_grid();
+  auto arrived = grid.barrier_arrive();
+  GroupBucketedItems<kThreads>(p, s, lanes);
   for (uint32_t v = tid; v < kBucketSliceBins / 8; v += kThreads)
     reinterpret_cast<uint4*>(lanes)[v] = make_uint4(0, 0, 0, 0);
-  if (blockIdx.x == 0)
-    for (uint32_t l = tid; l < kDeferLocks; l += kThreads) p.locks[l] = 0;
-  cooperative_groups::this_grid().sync();  // every record written, every lock free
+  grid.barrier_wait(std::move(arrived));  // every record written
   StampTimeline<kBucketBlockStamps>(p.bench_blocks, blockIdx.x, 3);
 
   item = 0;
   const uint32_t units = s.unit_start[p.work_count];
   for (uint32_t u = blockIdx.x; u < units; u += gridDim.x) {
     item = FindUnitItem(s.unit_start, p.work_count, item, u, tid & 31);
-    FoldBucketedUnit<kThreads>(p, s, lanes, item, u - s.unit_start[item]);
+    FoldBucketedUnit<kThreads>(p, s, lanes, staged, item, u - s.unit_start[item]);
   }
   StampTimeline<kBucketBlockStamps>(p.bench_blocks, blockIdx.x, 4);
 }

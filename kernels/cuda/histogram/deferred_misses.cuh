@@ -120,17 +120,23 @@ __device__ __noinline__ inline bool WarpDeferMisses(DeferTarget& d, uint32_t* en
 // 8 * chunk + 7 of a record) that lie in [lo, hi): with plain shared adds when `plain`
 // (the caller knows its unit holds fewer than 65536 entries, so no lane can carry; lanes are
 // clamped to cap at the merge), else with accept-by-old-value increments (lanes <= cap).
-__device__ __forceinline__ void CountEntryChunk(uint4 v, uint32_t chunk, uint32_t lo, uint32_t hi, bool plain,
-                                                uint32_t* lanes, uint32_t cap) {
+// The lane indices of one 16-byte chunk of entries and which of them lie in [lo, hi).
+__device__ __forceinline__ void DecodeEntryChunk(uint4 v, uint32_t chunk, uint32_t lo, uint32_t hi, uint32_t (&k)[8],
+                                                 bool (&hit)[8]) {
   const uint32_t w4[4] = {v.x, v.y, v.z, v.w};
-  uint32_t k[8];
-  bool hit[8];
 #pragma unroll
   for (int y = 0; y < 8; ++y) {
     const uint32_t x = 8 * chunk + y;
     hit[y] = x >= lo && x < hi;
     k[y] = (w4[y / 2] >> (16 * (y % 2))) & 0xFFFFu;
   }
+}
+
+__device__ __forceinline__ void CountEntryChunk(uint4 v, uint32_t chunk, uint32_t lo, uint32_t hi, bool plain,
+                                                uint32_t* lanes, uint32_t cap) {
+  uint32_t k[8];
+  bool hit[8];
+  DecodeEntryChunk(v, chunk, lo, hi, k, hit);
   if (plain) {
 #pragma unroll
     for (int y = 0; y < 8; ++y)
@@ -174,23 +180,43 @@ __device__ __forceinline__ void AcquireRangeLock(uint32_t* lock) {
 // bytes, and the launch's word updates are complete); a chunk shared with a neighbour (a
 // misaligned histogram or range end) is merged word by word with MergeWordsAt, the exact
 // update every other writer of those bytes uses. Chunks whose lanes are all zero are skipped.
+// lock == nullptr: the caller is the only writer of the range's owned chunks in this launch
+// (the bucketed strategy folds all items of a histogram in one unit); nothing is released.
 // Every lane is read by exactly one thread (the one whose chunk holds its byte), which zeroes
 // it after reading: the lanes are clear for the block's next unit after the final barrier
 // (H100, Roulo: a separate clear and its barrier took 1.4 us of a 10.5 us unit).
 // kRangeShift: log2 of the range's bins (the deferred fold's 64K; the bucketed strategy's
-// slices, bucketed_layout.h).
+// slices, bucketed_layout.h). staged: when not null, the range's 16-byte chunks as read
+// earlier by the caller (RangeChunks; only with lock == nullptr, when nobody else can have
+// changed them), in place of the loads here.
+// The 16-byte chunks that hold bins [lo, hi) of a histogram at `bins`: chunk c_lo + t for
+// t < chunks, from the 16-byte-aligned `base` (MergeRange's numbering).
+struct RangeChunks {
+  uint4* base;
+  uint32_t c_lo, chunks;
+  __device__ RangeChunks(const uint8_t* bins, uint32_t lo, uint32_t hi) {
+    const uintptr_t a = reinterpret_cast<uintptr_t>(bins);
+    base = reinterpret_cast<uint4*>(a & ~uintptr_t{15});
+    const uint32_t misalign = static_cast<uint32_t>(a & 15);
+    c_lo = (misalign + lo) >> 4;
+    chunks = ((misalign + hi - 1) >> 4) - c_lo + 1;
+  }
+};
+
 template <int kThreads, int kRangeShift = kDeferRangeShift>
-__device__ void MergeRange(const HistogramWork& w, uint32_t r, uint32_t* lanes, uint32_t* lock) {
+__device__ void MergeRange(const HistogramWork& w, uint32_t r, uint32_t* lanes, uint32_t* lock,
+                           const uint4* staged = nullptr) {
   const uintptr_t a = reinterpret_cast<uintptr_t>(w.bins);
   const uint64_t bins = uint64_t{w.rows} * w.cols;
   constexpr uint32_t kRangeBins = 1u << kRangeShift;
   const uint32_t lo = r << kRangeShift;
   const uint32_t hi = static_cast<uint32_t>(bins - lo < kRangeBins ? bins : uint64_t{lo} + kRangeBins);
   const uint32_t cap = w.cap, cap4 = Replicate4(cap), cap2 = cap * 0x00010001u;
-  uint4* base = reinterpret_cast<uint4*>(a & ~uintptr_t{15});
+  const RangeChunks range(w.bins, lo, hi);
+  uint4* base = range.base;
   const uint32_t misalign = static_cast<uint32_t>(a & 15);
   const uint32_t b_lo = misalign + lo, b_hi = misalign + hi;
-  const uint32_t c_lo = b_lo >> 4, chunks = ((b_hi - 1) >> 4) - c_lo + 1;
+  const uint32_t c_lo = range.c_lo, chunks = range.chunks;
   uint4* lane_vec = reinterpret_cast<uint4*>(lanes);
   uint16_t* lane16 = reinterpret_cast<uint16_t*>(lanes);
   for (uint32_t t0 = threadIdx.x; t0 < chunks; t0 += 4 * kThreads) {
@@ -223,7 +249,7 @@ __device__ void MergeRange(const HistogramWork& w, uint32_t r, uint32_t* lanes, 
         inc[j] = make_uint4(word[0], word[1], word[2], word[3]);
         any[j] = (word[0] | word[1] | word[2] | word[3]) != 0;
       }
-      seen[j] = owned[j] && any[j] ? __ldcg(base + c_lo + t) : make_uint4(0, 0, 0, 0);
+      seen[j] = !(owned[j] && any[j]) ? make_uint4(0, 0, 0, 0) : staged != nullptr ? staged[t] : __ldcg(base + c_lo + t);
     }
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
@@ -256,7 +282,7 @@ __device__ void MergeRange(const HistogramWork& w, uint32_t r, uint32_t* lanes, 
   // thread is in warp 1, so that warp 0 can look up the block's next unit meanwhile.
   static_assert(kThreads >= 64, "the releasing thread is in warp 1");
   __syncthreads();
-  if (threadIdx.x == 32) {
+  if (lock != nullptr && threadIdx.x == 32) {
     __threadfence();
     atomicExch(lock, 0u);
   }

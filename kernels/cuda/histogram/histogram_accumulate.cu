@@ -129,23 +129,41 @@ absl::Status LaunchFoldDeferred(const DeferredFoldParams& p, int sm_count, cudaS
                          dim3(kDeferFoldThreads), kSmem, stream, p);
 }
 
-__global__ void __launch_bounds__(kBucketThreads, kBucketBlocksPerSm) BucketedKernel(BucketedParams p) {
+template <int kConfig>
+__global__ void __launch_bounds__(kBucketedConfigs[kConfig].threads, kBucketedConfigs[kConfig].blocks_per_sm)
+    BucketedKernel(BucketedParams p) {
   extern __shared__ uint4 dynamic_shared[];
-  BucketedBlock<kBucketThreads>(p, reinterpret_cast<uint32_t*>(dynamic_shared));
+  BucketedBlock<kBucketedConfigs[kConfig].threads>(p, reinterpret_cast<uint32_t*>(dynamic_shared));
 }
 
-// Every resident block, launched cooperatively (the kernel has one grid barrier).
-absl::Status LaunchBucketed(const BucketedParams& p, int sm_count, cudaStream_t stream) {
-  constexpr size_t kSmem = size_t{kBucketSliceBins} * 2;
-  static_assert(kBucketBlocksPerSm * (kSmem + sizeof(BucketedShared<kBucketThreads>) + kReservedPerBlock) <=
+// Launched cooperatively (the kernel has one grid barrier): one block per plan tile, at
+// least one per SM (a histogram's slices are units too), at most every resident block.
+// tile_bound: BucketedLayout's bound on the plan's tiles.
+template <int kConfig>
+absl::Status LaunchBucketed(const BucketedParams& p, uint64_t tile_bound, int sm_count, cudaStream_t stream) {
+  constexpr BucketedConfig c = kBucketedConfigs[kConfig];
+  static_assert(c.blocks_per_sm * (kBucketDynamicSmem + sizeof(BucketedShared<c.threads>) + kReservedPerBlock) <=
                     kSharedPerSm,
                 "shared memory per SM for the intended occupancy");
-  const absl::StatusOr<int> per_sm = ResidentBlocksPerSm<BucketedKernel>(kBucketThreads, kSmem);
+  const absl::StatusOr<int> per_sm = ResidentBlocksPerSm<BucketedKernel<kConfig>>(c.threads, kBucketDynamicSmem);
   if (!per_sm.ok()) return per_sm.status();
-  ExtendedLaunchConfig launch(dim3(sm_count * *per_sm), dim3(kBucketThreads), kSmem, stream, /*dependent=*/false,
-                              dim3(0, 0, 0), /*cooperative=*/true);
-  HISTD_CUDA_RETURN_IF_ERROR(cudaLaunchKernelEx(&launch.config, BucketedKernel, p));
+  const uint64_t resident = uint64_t(sm_count) * uint64_t(*per_sm);
+  const uint64_t blocks = tile_bound < uint64_t(sm_count) ? uint64_t(sm_count) : tile_bound < resident ? tile_bound : resident;
+  ExtendedLaunchConfig launch(dim3(static_cast<unsigned>(blocks)), dim3(c.threads), kBucketDynamicSmem, stream,
+                              /*dependent=*/false, dim3(0, 0, 0), /*cooperative=*/true);
+  HISTD_CUDA_RETURN_IF_ERROR(cudaLaunchKernelEx(&launch.config, BucketedKernel<kConfig>, p));
   return CheckLaunch("BucketedKernel", stream);
+}
+
+absl::Status LaunchBucketedConfig(int config, const BucketedParams& p, uint64_t tile_bound, int sm_count,
+                                  cudaStream_t stream) {
+  static_assert(kBucketedConfigCount == 2, "add the new config below");
+  switch (config) {
+    case -1:
+    case 0: return LaunchBucketed<0>(p, tile_bound, sm_count, stream);
+    case 1: return LaunchBucketed<1>(p, tile_bound, sm_count, stream);
+    default: return absl::InvalidArgumentError("histogram: unknown bucketed config");
+  }
 }
 
 template <int kConfig>
@@ -270,9 +288,12 @@ absl::Status HistogramAccumulate::can_implement(const HistogramAccumulateArgs& a
       return absl::InvalidArgumentError("histogram: 32-bit resident lanes take < 2^32 samples per launch");
     return absl::OkStatus();
   }
-  if (o.config < -1 || o.config >= histogram::kHotWindowConfigCount)
+  const int config_count = o.strategy == HistogramStrategy::kBucketed ? histogram::kBucketedConfigCount
+                                                                       : histogram::kHotWindowConfigCount;
+  if (o.config < -1 || o.config >= config_count)
     return absl::InvalidArgumentError(absl::StrFormat("histogram: config %d out of range", o.config));
-  const int config = o.config < 0 ? histogram::kDefaultHotWindowConfig : o.config;
+  const int config = o.config < 0 || o.strategy == HistogramStrategy::kBucketed ? histogram::kDefaultHotWindowConfig
+                                                                                : o.config;
   const uint32_t tile = o.tile_samples ? o.tile_samples : histogram::kHotWindowConfigs[config].tile_samples;
   if (tile < 1024 || tile > (1u << 24))
     return absl::InvalidArgumentError(absl::StrFormat("histogram: tile_samples %u not in [1024, 2^24]", tile));
@@ -287,7 +308,7 @@ absl::Status HistogramAccumulate::can_implement(const HistogramAccumulateArgs& a
       return absl::InvalidArgumentError(absl::StrFormat(
           "histogram: the bucketed strategy takes at most %d work items, not %d", histogram::kBucketMaxItems,
           args.work_count));
-    if (histogram::BucketedLayout::For(args.total_samples, args.work_count, histogram::kDeferLocks).tiles >
+    if (histogram::BucketedLayout::For(args.total_samples, args.work_count).tiles >
         std::numeric_limits<uint32_t>::max())
       return absl::InvalidArgumentError("histogram: too many tiles for one bucketed launch");
     return absl::OkStatus();
@@ -307,7 +328,7 @@ size_t HistogramAccumulate::get_workspace_size(const HistogramAccumulateArgs& ar
   if (args.work_count <= 0) return 0;
   if (UsesClusterResident(args)) return histogram::ResidentWorkspaceBytes(args.work_count);
   if (UsesBucketed(args))
-    return histogram::BucketedLayout::For(args.total_samples, args.work_count, histogram::kDeferLocks).end;
+    return histogram::BucketedLayout::For(args.total_samples, args.work_count).end;
   return histogram::HotWindowPlan::For(args).bytes;
 }
 
@@ -339,13 +360,12 @@ absl::Status HistogramAccumulate::run(const HistogramAccumulateArgs& args, void*
     return histogram::RunClusterResident(args, rc, workspace, stream);
   }
   if (UsesBucketed(args)) {
-    const histogram::BucketedLayout l =
-        histogram::BucketedLayout::For(args.total_samples, args.work_count, histogram::kDeferLocks);
-    uint8_t* ws = static_cast<uint8_t*>(workspace);
+    // The records fill the workspace (BucketedLayout).
     const histogram::BucketedParams bp{args.work, args.work_count, args.samples, args.outflow,
-                                       reinterpret_cast<uint32_t*>(ws + l.locks), ws + l.records,
-                                       o.bench_timeline, o.bench_fold_timeline};
-    return histogram::LaunchBucketed(bp, *sm_count, stream);
+                                       static_cast<uint8_t*>(workspace), o.bench_timeline, o.bench_fold_timeline};
+    return histogram::LaunchBucketedConfig(o.strategy == HistogramStrategy::kBucketed ? o.config : -1, bp,
+                                           histogram::BucketedLayout::For(args.total_samples, args.work_count).tiles,
+                                           *sm_count, stream);
   }
   const histogram::HotWindowPlan plan = histogram::HotWindowPlan::For(args);
   const int config = plan.config;

@@ -15,9 +15,11 @@
 // run() is asynchronous on `stream`; the work list, samples, outflow and workspace must stay
 // alive and untouched until the stream reaches that point. Two launches that update the
 // same histograms must not run at the same time (order them on one stream or with
-// events): with deferred misses (the default config) a launch ends by rewriting whole
-// 16-byte chunks of the histograms under its own locks. Within one launch, any number of
-// work items may target the same histogram.
+// events): with deferred misses (the default config) or the bucketed strategy a launch
+// rewrites whole 16-byte chunks of the histograms. Within one launch, any number of work
+// items may target the same histogram: items with the same `bins` pointer are the same
+// histogram (same shape and cap), and distinct histograms share at most the words at
+// their ends.
 //
 // Thread safety: a HistogramAccumulate holds no state; any object may be used from any
 // thread, concurrently.
@@ -63,15 +65,17 @@ enum class HistogramStrategy : uint8_t {
                      // a word at their ends. At most kClusterResidentMaxItems items; the
                      // 32-bit-lane config needs total_samples < 2^32.
   kBucketed,    // one cooperative launch: tiles counting-sorted by 16K-bin slice into
-                // records, a grid barrier, then each (item, slice) counted on chip and
-                // merged once (agent_bucketed.cuh). At most kBucketMaxItems (1024) items.
+                // records, a grid barrier, then each (histogram, slice) counted on chip and
+                // merged once (agent_bucketed.cuh). At most kBucketMaxItems (1024) items;
+                // items with the same `bins` pointer are one histogram (same shape and cap).
 };
 
 // Knobs for tests and benchmarks; defaults are the production choice.
 struct HistogramAccumulateOptions {
   HistogramStrategy strategy = HistogramStrategy::kAuto;
-  int config = -1;               // index into kHotWindowConfigs (histogram_tuning.h), or into
-                                 // kClusterResidentConfigs with kClusterResident; -1 = default
+  int config = -1;               // index into kHotWindowConfigs (histogram_tuning.h), into
+                                 // kClusterResidentConfigs with kClusterResident, or into
+                                 // kBucketedConfigs with kBucketed; -1 = default
   uint32_t tile_samples = 0;     // samples per block tile; 0 = chosen per launch
                                  // (ChooseTileSamples, histogram_tuning.h)
   uint32_t max_window_bins = 0;  // clamp the hot window (tests force misses); 0 = capacity

@@ -250,9 +250,7 @@ __device__ void BucketTile(const BucketedParams& p, BucketedShared<kThreads>& s,
   const uint64_t bins = uint64_t{w.rows} * cols;
   const bool bucketed = BucketsItem(bins);  // block-uniform
   const bool pairs = w.kind == 1;
-  if (tid < static_cast<int>(kBucketMaxSlices)) s.slice_count[tid] = 0;
-  if (tid < 5) s.outflow[tid] = 0;
-  __syncthreads();
+  // slice_count and outflow are zero here (before the first tile, and after each).
 
   uint32_t flat[kPer], row[kPer];  // bin = row * cols + flat (row = 0 for bin indices)
   bool ok[kPer];
@@ -288,11 +286,26 @@ __device__ void BucketTile(const BucketedParams& p, BucketedShared<kThreads>& s,
 #pragma unroll
     for (int k = 0; k < kPer; ++k) bin[k] = w.bins + (ok[k] ? uint64_t{row[k]} * cols + flat[k] : 0u);
     IncrementBytes<kPer>(bin, ok, w.cap);
-  } else {
-    uint32_t rank[kPer];
+  }
+  uint32_t rank[kPer];
 #pragma unroll
-    for (int k = 0; k < kPer; ++k) rank[k] = ok[k] ? atomicAdd(&s.slice_count[flat[k] >> kBucketSliceShift], 1u) : 0u;
-    __syncthreads();
+  for (int k = 0; k < kPer; ++k)
+    rank[k] = bucketed && ok[k] ? atomicAdd(&s.slice_count[flat[k] >> kBucketSliceShift], 1u) : 0u;
+  __syncthreads();  // the slice counts and the outflow sums are complete
+  if (tid == 0 && n != 0) {  // thread 0 alone reads the outflow sums and zeroes them for the next tile
+    HistogramOutflow* o = p.outflow + item;
+    if (!pairs) {
+      atomicAdd(&o->binned, static_cast<unsigned long long>(n));
+    } else {
+      unsigned long long* fields[5] = {&o->binned, &o->x_underflow, &o->x_overflow, &o->y_underflow,
+                                       &o->y_overflow};
+      for (int k = 0; k < 5; ++k) {
+        if (s.outflow[k] != 0) atomicAdd(fields[k], static_cast<unsigned long long>(s.outflow[k]));
+        s.outflow[k] = 0;
+      }
+    }
+  }
+  if (bucketed) {
     // Slice ends into the record's header; exclusive starts back into slice_count (each
     // thread rewrites only the counter it alone read).
     uint8_t* record = p.records + uint64_t{t} * kBucketRecordBytes;
@@ -313,18 +326,7 @@ __device__ void BucketTile(const BucketedParams& p, BucketedShared<kThreads>& s,
     const uint4* from = reinterpret_cast<const uint4*>(sorted);
     uint4* to = reinterpret_cast<uint4*>(record + kBucketHeaderBytes);
     for (uint32_t q = tid; q < (entries + 7) / 8; q += kThreads) to[q] = from[q];
-  }
-  __syncthreads();  // the outflow sums are complete
-  if (tid == 0 && n != 0) {
-    HistogramOutflow* o = p.outflow + item;
-    if (!pairs) {
-      atomicAdd(&o->binned, static_cast<unsigned long long>(n));
-    } else {
-      unsigned long long* fields[5] = {&o->binned, &o->x_underflow, &o->x_overflow, &o->y_underflow,
-                                       &o->y_overflow};
-      for (int k = 0; k < 5; ++k)
-        if (s.outflow[k] != 0) atomicAdd(fields[k], static_cast<unsigned long long>(s.outflow[k]));
-    }
+    if (tid < static_cast<int>(kBucketMaxSlices)) s.slice_count[tid] = 0;  // last read by the scatter
   }
   __syncthreads();  // slice_count, outflow and sorted are reused by the next tile
 }
@@ -416,7 +418,9 @@ __device__ void BucketedBlock(const BucketedParams& p, uint32_t* lanes) {
   const int tid = threadIdx.x;
   uint4* staged = reinterpret_cast<uint4*>(lanes + kBucketSliceBins / 2);
   StampTimeline<kBucketBlockStamps>(p.bench_blocks, blockIdx.x, 0);
-  PlanBucketedTiles<kThreads>(p, s);
+  if (tid < static_cast<int>(kBucketMaxSlices)) s.slice_count[tid] = 0;  // kept zero between tiles
+  if (tid < 5) s.outflow[tid] = 0;
+  PlanBucketedTiles<kThreads>(p, s);  // ends with a barrier
   StampTimeline<kBucketBlockStamps>(p.bench_blocks, blockIdx.x, 1);
 
   int item = 0;  // the block's tiles (and later units) increase: its item only moves forward

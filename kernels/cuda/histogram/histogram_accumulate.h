@@ -52,9 +52,10 @@ struct HistogramOutflow {
 };
 
 enum class HistogramStrategy : uint8_t {
-  kAuto,        // the production choice: kBucketed for launches of at most
-                // kAutoBucketedMaxSamples samples and kBucketMaxItems items, else kHotWindow
-                // with kDefaultHotWindowConfig (histogram_tuning.h)
+  kAuto,        // the production choice (histogram_tuning.h): kBucketed for launches of at
+                // most kAutoBucketedMaxSamples samples and kBucketMaxItems items; kGlobalOnly
+                // for other launches of at most kAutoGlobalOnlyMaxSamples; else kHotWindow
+                // with kDefaultHotWindowConfig
   kHotWindow,   // hot window of 16-bit on-chip counters (per block or per cluster) + exact
                 // global misses, applied at once or deferred (configs with defer_misses)
   kGlobalOnly,  // no window: every sample is an exact global byte update (the 'blocking CAS' idea)

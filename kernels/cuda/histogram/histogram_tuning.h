@@ -171,7 +171,8 @@ inline constexpr int kClusterResidentMaxItems = 4096;
 // kClusterResidentMaxItems items.
 inline constexpr bool kAutoPicksClusterResident = false;
 
-// Dispatch rule for kAuto: launches of at most this many samples skip the window and update
+// Dispatch rule for kAuto, after the bucketed rule below (so: work lists of more than
+// kBucketMaxItems items): launches of at most this many samples skip the window and update
 // bins in global memory directly (exact load + CAS; dense misses still deferred), as
 // kGlobalOnly does. A small launch leaves most of L2's atomic throughput idle, while every
 // windowed tile pays a window choice, clear and merge, and small tiles of clustered data
@@ -187,7 +188,12 @@ inline constexpr bool kAutoPicksClusterResident = false;
 inline constexpr uint64_t kAutoGlobalOnlyMaxSamples = uint64_t{1} << 22;
 // Dispatch rule for kAuto, checked first: launches of at most this many samples and at most
 // kBucketMaxItems items take the bucketed strategy (agent_bucketed.cuh; NOTES.md "One
-// launch for small batches").
+// launch for small batches"); longer work lists of that size stay window-less (above).
+// H100, us per launch, bucketed | previous rule (global only) | naive 32-bit atomics:
+//   1 / 8 / 16 messages of 2^18 clustered samples: 15 / 48 / 84 | 53 / 66 / 95 | 16 / 70 / 137
+//   the same, uniform:                             12.5 / 43 / 80 | 36 / 53 / 85 | 12.4 / 66 / 127
+// At 64 x 2^20 samples the window wins: Roulo 5.9 against 9.5 us per histogram, single bin
+// 2.3 against 16.3; service batches (1,000 histograms) 912 against 2,108 us per launch.
 inline constexpr uint64_t kAutoBucketedMaxSamples = uint64_t{1} << 22;
 inline constexpr uint64_t kClusterResidentMinSamplesPerItem = uint64_t{1} << 19;
 inline constexpr bool PreferClusterResident(uint64_t total_samples, int work_count) {

@@ -232,7 +232,7 @@ inline std::vector<std::pair<std::string, cuda::HistogramAccumulateOptions>> Exa
   cuda::HistogramAccumulateOptions b;
   b.strategy = cuda::HistogramStrategy::kBucketed;
   v.push_back({"bucketed", b});
-  // Every set below asks for the window explicitly: kAuto takes the window-less path for
+  // Every set below asks for the window explicitly: kAuto takes the bucketed strategy for
   // launches as small as most tests make.
   cuda::HistogramAccumulateOptions z;
   z.strategy = cuda::HistogramStrategy::kHotWindow;

@@ -1,0 +1,71 @@
+// The bucketed strategy's shape and workspace (host arithmetic, no GPU): slices and tiles
+// round up, the 4M-bin bucketing limit is where the header ends, and the launch's record
+// bound covers every split of the samples over items.
+#include "kernels/cuda/histogram/bucketed_layout.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+namespace histd::cuda::histogram {
+namespace {
+
+TEST(BucketedLayout, SlicesAndTilesRoundUp) {
+  EXPECT_EQ(BucketSlices(1), 1u);
+  EXPECT_EQ(BucketSlices(kBucketSliceBins), 1u);
+  EXPECT_EQ(BucketSlices(kBucketSliceBins + 1), 2u);
+  EXPECT_EQ(BucketSlices(256ull * 8192), 128u);  // Roulo's histogram
+  EXPECT_EQ(BucketTiles(0), 0u);
+  EXPECT_EQ(BucketTiles(1), 1u);
+  EXPECT_EQ(BucketTiles(kBucketTileSamples), 1u);
+  EXPECT_EQ(BucketTiles(kBucketTileSamples + 1), 2u);
+  EXPECT_EQ(BucketTiles(uint64_t{1} << 18), 128u);  // one 1 MiB ingest message
+}
+
+TEST(BucketedLayout, HistogramsUpToTheHeaderAreBucketed) {
+  const uint64_t limit = uint64_t{kBucketMaxSlices} * kBucketSliceBins;  // 4M bins
+  EXPECT_TRUE(BucketsItem(limit));
+  EXPECT_FALSE(BucketsItem(limit + 1));
+  EXPECT_EQ(BucketSlices(limit), kBucketMaxSlices);  // every slice has its end in the header
+  EXPECT_EQ(kBucketHeaderBytes, 2 * kBucketMaxSlices);
+  EXPECT_EQ(kBucketRecordBytes, kBucketHeaderBytes + 2 * kBucketTileSamples);
+}
+
+// The host sizes the records from total_samples and work_count only; the kernel's plan has
+// sum over items of ceil(count / tile) tiles. Any split must fit.
+TEST(BucketedLayout, RecordsCoverEverySplitOverItems) {
+  std::mt19937_64 rng(7);
+  for (int trial = 0; trial < 2000; ++trial) {
+    const int items = 1 + static_cast<int>(rng() % 1024);
+    const uint64_t total = rng() % (uint64_t{1} << 23);
+    std::vector<uint64_t> counts(items, 0);
+    uint64_t left = total;
+    for (int i = 0; i + 1 < items && left > 0; ++i) {
+      // Mostly tiny counts (many partial tiles), sometimes a large share.
+      const uint64_t c = rng() % 4 == 0 ? rng() % (left + 1) : rng() % 3;
+      counts[i] = c < left ? c : left;
+      left -= counts[i];
+    }
+    counts[items - 1] += left;
+    uint64_t tiles = 0;
+    for (uint64_t c : counts) tiles += BucketTiles(c);
+    const BucketedLayout l = BucketedLayout::For(total, items);
+    ASSERT_GE(l.tiles, tiles) << "items " << items << " total " << total;
+    EXPECT_EQ(l.end, size_t{kBucketRecordBytes} * l.tiles);
+  }
+}
+
+TEST(BucketedLayout, ConfigsFitTheTileAndTheLanes) {
+  for (const BucketedConfig& c : kBucketedConfigs) {
+    EXPECT_EQ(kBucketTileSamples % static_cast<uint32_t>(c.threads), 0u) << c.threads;
+    EXPECT_GE(static_cast<uint32_t>(c.threads), kBucketMaxSlices) << "one slice counter per thread";
+    EXPECT_EQ(kBucketMaxItems % c.threads, 0) << "whole items per thread in the plan";
+  }
+  // The merge's staging holds a slice's chunks, one more when the histogram is misaligned.
+  EXPECT_EQ(kBucketStagedChunks, kBucketSliceBins / 16 + 1);
+}
+
+}  // namespace
+}  // namespace histd::cuda::histogram

@@ -73,6 +73,17 @@ class StampBuffer {
   size_t count_;
 };
 
+// Runs the launch once more with its two stamp buffers attached (bench_timeline and
+// bench_fold_timeline of HistogramAccumulateOptions) and waits for it.
+inline void RunStamped(histd::cuda::HistogramAccumulateArgs args, void* ws, const StampBuffer& first,
+                       const StampBuffer& second) {
+  args.options.bench_timeline = first.get();
+  args.options.bench_fold_timeline = second.get();
+  histd::cuda::HistogramAccumulate op;
+  BENCH_OK(op.run(args, ws, nullptr));
+  BENCH_CUDA(cudaDeviceSynchronize());
+}
+
 // args: the launch as timed (its workspace `ws` already sized); launch_ms: its median time.
 inline void PrintTileTimeline(const std::string& workload, histd::cuda::HistogramAccumulateArgs args, void* ws,
                               double launch_ms) {
@@ -80,11 +91,7 @@ inline void PrintTileTimeline(const std::string& workload, histd::cuda::Histogra
   constexpr int kStamps = hg::kTimelineStamps, kFold = hg::kFoldTimelineStamps;
   StampBuffer tile_stamps((args.total_samples / 1024 + size_t(args.work_count) + 1) * kStamps);
   StampBuffer fold_stamps(size_t(args.work_count) * hg::kDeferMaxRanges * kFold);
-  args.options.bench_timeline = tile_stamps.get();
-  args.options.bench_fold_timeline = fold_stamps.get();
-  histd::cuda::HistogramAccumulate op;
-  BENCH_OK(op.run(args, ws, nullptr));
-  BENCH_CUDA(cudaDeviceSynchronize());
+  RunStamped(args, ws, tile_stamps, fold_stamps);
   // A block's first tile (tiles are dealt round-robin to one block per SM) against its later
   // ones: the first pays cold instruction caches and every block starting at once.
   const size_t blocks = size_t(histd::cuda::CurrentDeviceSmCountOr());
@@ -132,11 +139,7 @@ inline void PrintBucketedTimeline(const std::string& workload, histd::cuda::Hist
   const size_t max_blocks = size_t(histd::cuda::CurrentDeviceSmCountOr()) * 8;
   StampBuffer block_stamps(max_blocks * kBlock);
   StampBuffer unit_stamps(size_t(args.work_count) * hg::kBucketMaxSlices * kUnit);
-  args.options.bench_timeline = block_stamps.get();
-  args.options.bench_fold_timeline = unit_stamps.get();
-  histd::cuda::HistogramAccumulate op;
-  BENCH_OK(op.run(args, ws, nullptr));
-  BENCH_CUDA(cudaDeviceSynchronize());
+  RunStamped(args, ws, block_stamps, unit_stamps);
   const std::vector<unsigned long long> bs = block_stamps.Read();
   const PhaseSums blocks(bs, kBlock, [](size_t) { return 0; });
   // The grid's spread: blocks' starts, and the last arrival at the barrier against the first

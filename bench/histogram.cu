@@ -38,6 +38,7 @@
 #include "bench/histogram_ceilings.cuh"
 #include "bench/histogram_timeline.cuh"
 #include "bench/histogram_workloads.cuh"
+#include "bench/launch_ceilings.cuh"
 #include "kernels/cuda/histogram/bucketed_layout.h"
 #include "kernels/cuda/histogram/cluster_resident_geometry.h"
 #include "kernels/cuda/histogram/histogram_accumulate.h"
@@ -467,6 +468,7 @@ int main(int argc, char** argv) {
     RunWorkload(s, copy_gbs);
   }
   if (wanted("message")) {  // the daemon's batches: a few 1 MiB messages per launch
+    hb::LaunchCeilings();
     for (int messages : {1, 8, 16}) {
       for (int kind : {0, 1}) {
         Setup s;

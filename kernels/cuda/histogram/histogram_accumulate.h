@@ -19,7 +19,9 @@
 // rewrites whole 16-byte chunks of the histograms. Within one launch, any number of work
 // items may target the same histogram: items with the same `bins` pointer are the same
 // histogram (same shape and cap), and distinct histograms share at most the words at
-// their ends.
+// their ends. The bucketed strategy (kAuto's choice for small launches) is a cooperative
+// launch whose blocks wait for each other at a grid barrier: keep at most one histogram
+// launch in flight per device (histd's ingest pipeline chains them with events).
 //
 // Thread safety: a HistogramAccumulate holds no state; any object may be used from any
 // thread, concurrently.

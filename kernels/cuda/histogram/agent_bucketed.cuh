@@ -18,12 +18,11 @@
 #pragma once
 
 #include <cooperative_groups.h>
-#include <cuda_pipeline.h>
-
 #include <cub/block/block_scan.cuh>
 #include <cstdint>
 #include <utility>
 
+#include "kernels/cuda/common/async_copy.cuh"
 #include "kernels/cuda/common/bench_timeline.cuh"
 #include "kernels/cuda/histogram/block_window_select.cuh"  // WarpInclusiveSum
 #include "kernels/cuda/histogram/bucketed_layout.h"
@@ -347,12 +346,10 @@ __device__ void FoldBucketedUnit(const BucketedParams& p, BucketedShared<kThread
   const HistogramWork& w = p.work[lead];
   const uint32_t cap = w.cap;
   {
-    const uint64_t bins = uint64_t{w.rows} * w.cols, lo = uint64_t{slice} << kBucketSliceShift;
-    const RangeChunks range(w.bins, static_cast<uint32_t>(lo),
-                            static_cast<uint32_t>(bins - lo < kBucketSliceBins ? bins : lo + kBucketSliceBins));
+    const RangeChunks range(w.bins, slice << kBucketSliceShift, RangeEnd<kBucketSliceShift>(w, slice));
     for (uint32_t t = tid; t < range.chunks; t += kThreads)  // whole aligned chunks: inside the allocation
-      __pipeline_memcpy_async(staged + t, range.base + range.c_lo + t, sizeof(uint4));
-    __pipeline_commit();
+      CopyAsync16(staged + t, range.base + range.c_lo + t);
+    CommitAsyncCopies();
   }
   const uint32_t g = s.group[lead], g0 = g >> 11, items = g & 0x7FFu;
   const uint32_t base = s.member_tiles[g0], tiles = s.member_tiles[g0 + items] - base;
@@ -402,7 +399,7 @@ __device__ void FoldBucketedUnit(const BucketedParams& p, BucketedShared<kThread
     }
   }
   StampTimeline<kBucketUnitStamps>(p.bench_units, u, 1);
-  __pipeline_wait_prior(0);  // this thread's staged chunks; the barrier publishes everyone's
+  WaitAsyncCopies();  // this thread's staged chunks; the barrier publishes everyone's
   const bool merge = __syncthreads_or(any);  // lanes final
   StampTimeline<kBucketUnitStamps>(p.bench_units, u, 2);
   if (merge) MergeRange<kThreads, kBucketSliceShift>(w, slice, lanes, /*lock=*/nullptr, staged);  // ends with a barrier

@@ -187,8 +187,8 @@ __device__ __forceinline__ void AcquireRangeLock(uint32_t* lock) {
 // (H100, Roulo: a separate clear and its barrier took 1.4 us of a 10.5 us unit).
 // kRangeShift: log2 of the range's bins (the deferred fold's 64K; the bucketed strategy's
 // slices, bucketed_layout.h). staged: when not null, the range's 16-byte chunks as read
-// earlier by the caller (RangeChunks; only with lock == nullptr, when nobody else can have
-// changed them), in place of the loads here.
+// earlier by the caller (RangeChunks) while nobody else could change them (the caller held
+// the range's lock, or is its only writer), in place of the loads here.
 // The 16-byte chunks that hold bins [lo, hi) of a histogram at `bins`: chunk c_lo + t for
 // t < chunks, from the 16-byte-aligned `base` (MergeRange's numbering).
 struct RangeChunks {
@@ -203,14 +203,19 @@ struct RangeChunks {
   }
 };
 
+// The end (exclusive) of range r of item w's histogram, in bins.
+template <int kRangeShift = kDeferRangeShift>
+__device__ __forceinline__ uint32_t RangeEnd(const HistogramWork& w, uint32_t r) {
+  const uint64_t bins = uint64_t{w.rows} * w.cols, lo = uint64_t{r} << kRangeShift;
+  return static_cast<uint32_t>(bins - lo < (uint64_t{1} << kRangeShift) ? bins : lo + (uint64_t{1} << kRangeShift));
+}
+
 template <int kThreads, int kRangeShift = kDeferRangeShift>
 __device__ void MergeRange(const HistogramWork& w, uint32_t r, uint32_t* lanes, uint32_t* lock,
                            const uint4* staged = nullptr) {
   const uintptr_t a = reinterpret_cast<uintptr_t>(w.bins);
-  const uint64_t bins = uint64_t{w.rows} * w.cols;
-  constexpr uint32_t kRangeBins = 1u << kRangeShift;
   const uint32_t lo = r << kRangeShift;
-  const uint32_t hi = static_cast<uint32_t>(bins - lo < kRangeBins ? bins : uint64_t{lo} + kRangeBins);
+  const uint32_t hi = RangeEnd<kRangeShift>(w, r);
   const uint32_t cap = w.cap, cap4 = Replicate4(cap), cap2 = cap * 0x00010001u;
   const RangeChunks range(w.bins, lo, hi);
   uint4* base = range.base;
@@ -289,7 +294,8 @@ __device__ void MergeRange(const HistogramWork& w, uint32_t r, uint32_t* lanes, 
 }
 
 // The second kernel's block: (work item, range) units dealt round-robin. `lanes` holds
-// kDeferRangeBins 16-bit lanes.
+// kDeferRangeBins 16-bit lanes. (Staging the range's bins by cp.async while counting, as the
+// bucketed strategy does, made Roulo 5.88 -> 6.67 us: NOTES.md.)
 template <int kThreads>
 __device__ void FoldDeferredBlock(const DeferredFoldParams& p, uint32_t* lanes) {
   static_assert(kThreads <= kMaxThreadsPerBlockForLanes, "16-bit lane proof bound");

@@ -1,15 +1,16 @@
 // The bucketed strategy's block (HistogramStrategy::kBucketed; shape, record layout and the
 // reasons in bucketed_layout.h). One cooperative launch of resident blocks:
-//   0. every block plans the launch in its shared memory: items grouped by histogram (same
-//      `bins` pointer), tiles and units per item (PlanBucketedItems);
+//   0. every block plans the launch's tiles in its shared memory (PlanBucketedTiles);
 //   1. tiles, dealt round-robin: read the tile's samples once, bin them, counting-sort them
 //      by slice in shared memory, write the record (slice ends, then sorted u16 entries);
 //      items too large to bucket apply each sample at once (IncrementBytes, exact CAS);
-//   2. grid barrier: every record is written;
-//   3. (histogram, slice) units, dealt round-robin: count the slice's entries of every record
-//      of every item of the histogram in 16-bit lanes and merge the slice once (MergeRange:
-//      coalesced 16-byte load, saturating add, store; CAS for chunks shared with a
-//      neighbouring histogram).
+//   2. the block arrives at the grid barrier, groups the items by histogram (same `bins`
+//      pointer) into (histogram, slice) units while the others finish (GroupBucketedItems),
+//      and waits: every record is written;
+//   3. units, dealt round-robin: stage the slice's bins (cp.async), count the slice's entries
+//      of every record of every item of the histogram in 16-bit lanes and merge the slice
+//      once (MergeRange: saturating add of the staged chunks, coalesced 16-byte stores; CAS
+//      for chunks shared with a neighbouring histogram).
 // Exactness: every bin receives saturating adds only (exact_bin_ops.cuh), which compose. A
 // slice's owned chunks are written by exactly one unit, after the grid barrier; the only
 // other writers in the launch are word CASes (chunks shared with a neighbour, items too
@@ -41,7 +42,7 @@ struct BucketedParams {
   HistogramOutflow* outflow;
   uint8_t* records;  // kBucketRecordBytes per plan tile (BucketedLayout)
   // Benchmark only (null in production; StampTimeline): kBucketBlockStamps per block and
-  // kBucketUnitStamps per (item, slice) unit.
+  // kBucketUnitStamps per (histogram, slice) unit.
   unsigned long long* bench_blocks;
   unsigned long long* bench_units;
 };
@@ -346,8 +347,13 @@ __device__ void FoldBucketedUnit(const BucketedParams& p, BucketedShared<kThread
   const HistogramWork& w = p.work[lead];
   const uint32_t cap = w.cap;
   {
-    const RangeChunks range(w.bins, slice << kBucketSliceShift, RangeEnd<kBucketSliceShift>(w, slice));
-    for (uint32_t t = tid; t < range.chunks; t += kThreads)  // whole aligned chunks: inside the allocation
+    // The owned chunks only (the merge reads no other): all but a first or last chunk that a
+    // misaligned histogram shares with its neighbours (slices start at multiples of 16 bins).
+    const uint32_t hi = RangeEnd<kBucketSliceShift>(w, slice);
+    const uint32_t misalign = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(w.bins) & 15);
+    const RangeChunks range(w.bins, slice << kBucketSliceShift, hi);
+    const uint32_t owned_end = range.chunks - (((misalign + hi) & 15) != 0 ? 1u : 0u);
+    for (uint32_t t = (misalign != 0 ? 1u : 0u) + tid; t < owned_end; t += kThreads)
       CopyAsync16(staged + t, range.base + range.c_lo + t);
     CommitAsyncCopies();
   }

@@ -362,7 +362,7 @@ void RunWorkload(Setup& s, double copy_gbs) {
   prods.push_back({"probe: default without window merge (WRONG result, cost split)", probe_merge});
   // HISTD_BENCH_ROWS=substring keeps only the production rows whose name contains it (for
   // profiling one row under Nsight Compute). HISTD_BENCH_TIMELINE=1 prints where the first
-  // row's (and the fixed-tile row's) hot-window tiles spend their time (histogram_timeline.cuh).
+  // row, the fixed-tile row and the bucketed rows spend their time (histogram_timeline.cuh).
   const char* row_filter = std::getenv("HISTD_BENCH_ROWS");
   for (const Prod& p : prods) {
     if (row_filter != nullptr && p.name.find(row_filter) == std::string::npos) continue;
@@ -469,30 +469,25 @@ int main(int argc, char** argv) {
   }
   if (wanted("message")) {  // the daemon's batches: a few 1 MiB messages per launch
     hb::LaunchCeilings();
-    for (int messages : {1, 8, 16}) {
-      for (int kind : {0, 1}) {
-        Setup s;
-        s.name = hb::Fmt("Message: one launch of %d x 1 MiB message%s (2^18 %s samples each, one "
-                         "histogram each)", messages, messages > 1 ? "s" : "",
-                         kind == 0 ? "clustered" : "uniform");
-        s.hists = 16;  // the reference check reads the first 8
-        s.service = true;
-        for (int m = 0; m < messages; ++m) {
-          s.items.push_back({uint32_t(m), 0, 1u << 18, centre, 9000u + 16 * m + kind, kind});
-        }
-        RunWorkload(s, copy_gbs);
-      }
-    }
-    // One producer's stream: every message of the launch for the same histogram.
-    for (int kind : {0, 1}) {
+    // messages x 1 MiB in one launch, one histogram each or (one producer's stream) all for one.
+    auto run_messages = [&](int messages, int kind, bool one_histogram) {
       Setup s;
-      s.name = hb::Fmt("Message: one launch of 8 x 1 MiB messages, all for one histogram (2^18 %s samples each)",
-                       kind == 0 ? "clustered" : "uniform");
-      s.hists = 16;
+      s.name = one_histogram
+                   ? hb::Fmt("Message: one launch of %d x 1 MiB messages, all for one histogram (2^18 %s samples each)",
+                             messages, kind == 0 ? "clustered" : "uniform")
+                   : hb::Fmt("Message: one launch of %d x 1 MiB message%s (2^18 %s samples each, one histogram "
+                             "each)", messages, messages > 1 ? "s" : "", kind == 0 ? "clustered" : "uniform");
+      s.hists = 16;  // the reference check reads the first 8
       s.service = true;
-      for (int m = 0; m < 8; ++m) s.items.push_back({0u, 0, 1u << 18, centre, 9500u + 16 * m + kind, kind});
+      for (int m = 0; m < messages; ++m) {
+        const uint64_t seed = (one_histogram ? 9500u : 9000u) + 16 * m + kind;
+        s.items.push_back({one_histogram ? 0u : uint32_t(m), 0, 1u << 18, centre, seed, kind});
+      }
       RunWorkload(s, copy_gbs);
-    }
+    };
+    for (int messages : {1, 8, 16})
+      for (int kind : {0, 1}) run_messages(messages, kind, false);
+    for (int kind : {0, 1}) run_messages(8, kind, true);
   }
   return 0;
 }

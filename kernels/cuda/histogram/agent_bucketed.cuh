@@ -64,9 +64,7 @@ struct BucketedShared {
   uint32_t member_tiles[kBucketMaxItems + 1];  // exclusive prefix of tiles over `member`
   uint32_t group[kBucketMaxItems];   // a histogram's first item: position in member << 11 | items
   uint16_t member[kBucketMaxItems];  // the items, grouped by histogram (any order inside a group)
-  union {
-    typename Scan::TempStorage scan;
-  } temp;
+  typename Scan::TempStorage scan;
   uint32_t slice_count[kBucketMaxSlices];  // a tile's entries per slice, then their start
   uint32_t outflow[5];                     // a coordinate tile's binned, under/overflows
   uint32_t sink[32];                       // CountLanes16At's adds that count nothing
@@ -95,7 +93,7 @@ __device__ void PlanBucketedTiles(const BucketedParams& p, BucketedShared<kThrea
     const int i = tid * kPer + k;  // blocked, as the scan takes them
     tiles[k] = i < n ? static_cast<uint32_t>(BucketTiles(p.work[i].count)) : 0u;  // < 2^32: can_implement
   }
-  typename Shared::Scan(s.temp.scan).ExclusiveSum(tiles, start, total);
+  typename Shared::Scan(s.scan).ExclusiveSum(tiles, start, total);
 #pragma unroll
   for (int k = 0; k < kPer; ++k)
     if (tid * kPer + k < n) s.tile_start[tid * kPer + k] = start[k];
@@ -103,18 +101,7 @@ __device__ void PlanBucketedTiles(const BucketedParams& p, BucketedShared<kThrea
   __syncthreads();
 }
 
-// Phase 2 (while the grid barrier fills): the units. Items with the same `bins` pointer are
-// one histogram (same shape and cap; histograms do not overlap except in the word at their
-// ends): its first item owns the histogram's units, which fold every item of the group, so
-// that exactly one unit writes each slice and no lock is needed. A hash table of the
-// pointers (in `scratch`: the lanes, free until phase 3) finds each item's first item; one
-// scan (item order) packs group items << 19 | units (<= 1024 items, <= 2^18 units); the
-// groups' items are then placed with shared atomics (the order inside a group is this
-// block's own and matters to nobody), and a second scan gives member_tiles. Up to 32 items
-// (a few messages, the daemon's usual batch) one warp does all of it.
-// H100, one 1 MiB message: the table's set-up and its barriers made the grid barrier's
-// last arrival wait ~1 us longer; the warp does it in a fraction of that.
-// At most 32 items: one warp groups them with __match_any_sync and warp scans.
+// GroupBucketedItems for at most 32 items: one warp, __match_any_sync and warp scans.
 __device__ __forceinline__ void GroupBucketedItemsInWarp(const BucketedParams& p, uint32_t* tile_start,
                                                          uint32_t* unit_start, uint32_t* member_tiles,
                                                          uint32_t* group, uint16_t* member) {
@@ -149,6 +136,17 @@ __device__ __forceinline__ void GroupBucketedItemsInWarp(const BucketedParams& p
   if (lane == 31) member_tiles[n] = tiles_incl;
 }
 
+// Phase 2 (while the grid barrier fills): the units. Items with the same `bins` pointer are
+// one histogram (same shape and cap; histograms do not overlap except in the word at their
+// ends): its first item owns the histogram's units, which fold every item of the group, so
+// that exactly one unit writes each slice and no lock is needed. A hash table of the
+// pointers (in `scratch`: the lanes, free until phase 3) finds each item's first item; one
+// scan (item order) packs group items << 19 | units (<= 1024 items, <= 2^18 units); the
+// groups' items are then placed with shared atomics (the order inside a group is this
+// block's own and matters to nobody), and a second scan gives member_tiles. Up to 32 items
+// (a few messages, the daemon's usual batch) one warp does all of it.
+// H100, one 1 MiB message: the table's set-up and its barriers made the grid barrier's
+// last arrival wait ~1 us longer; the warp does it in a fraction of that.
 template <int kThreads>
 __device__ void GroupBucketedItems(const BucketedParams& p, BucketedShared<kThreads>& s, uint32_t* scratch) {
   using Shared = BucketedShared<kThreads>;
@@ -200,7 +198,7 @@ __device__ void GroupBucketedItems(const BucketedParams& p, BucketedShared<kThre
                                                           : 0u;  // units belong to the group's first item
   }
   uint32_t start[kPer], total;
-  typename Shared::Scan(s.temp.scan).ExclusiveSum(packed, start, total);  // its barriers: counts read
+  typename Shared::Scan(s.scan).ExclusiveSum(packed, start, total);  // its barriers: counts read
 #pragma unroll
   for (int k = 0; k < kPer; ++k) {
     const int i = tid * kPer + k;
@@ -226,7 +224,7 @@ __device__ void GroupBucketedItems(const BucketedParams& p, BucketedShared<kThre
     const int i = pos < n ? s.member[pos] : 0;
     tiles[k] = pos < n ? s.tile_start[i + 1] - s.tile_start[i] : 0u;
   }
-  typename Shared::Scan(s.temp.scan).ExclusiveSum(tiles, tiles_before, all);
+  typename Shared::Scan(s.scan).ExclusiveSum(tiles, tiles_before, all);
 #pragma unroll
   for (int k = 0; k < kPer; ++k)
     if (tid * kPer + k < n) s.member_tiles[tid * kPer + k] = tiles_before[k];
@@ -272,7 +270,10 @@ __device__ void BucketTile(const BucketedParams& p, BucketedShared<kThreads>& s,
       const uint32_t i = static_cast<uint32_t>(tid) + k * kThreads;
       row[k] = flat[k] = 0;
       ok[k] = i < n && ax.Bin(__ldcs(src + 2 * i), __ldcs(src + 2 * i + 1), &row[k], &flat[k], out);
-      if (bucketed) flat[k] = ok[k] ? row[k] * cols + flat[k] : 0u, row[k] = 0;  // < 4M bins
+      if (bucketed) {  // < 4M bins: the flat index fits 32 bits
+        flat[k] = ok[k] ? row[k] * cols + flat[k] : 0u;
+        row[k] = 0;
+      }
     }
 #pragma unroll
     for (int k = 0; k < 5; ++k) {
@@ -311,7 +312,7 @@ __device__ void BucketTile(const BucketedParams& p, BucketedShared<kThreads>& s,
     uint8_t* record = p.records + uint64_t{t} * kBucketRecordBytes;
     const uint32_t c = tid < static_cast<int>(kBucketMaxSlices) ? s.slice_count[tid] : 0u;
     uint32_t start, entries;
-    typename BucketedShared<kThreads>::Scan(s.temp.scan).ExclusiveSum(c, start, entries);
+    typename BucketedShared<kThreads>::Scan(s.scan).ExclusiveSum(c, start, entries);
     if (tid < static_cast<int>(kBucketMaxSlices)) {
       reinterpret_cast<uint16_t*>(record)[tid] = static_cast<uint16_t>(start + c);
       s.slice_count[tid] = start;

@@ -1,7 +1,7 @@
 // The bucketed strategy (HistogramStrategy::kBucketed, agent_bucketed.cuh): its shape and
 // where its records live in the workspace (host and device; no CUDA calls).
 //
-// One cooperative launch, three phases separated by grid-wide barriers:
+// One cooperative launch, three phases and one grid barrier:
 //   1. Bucket: each plan tile (kBucketTileSamples samples of one work item) is counting-
 //      sorted on chip by slice (kBucketSliceBins consecutive bins) and written as one
 //      record at a slot fixed by its tile index: kBucketMaxSlices u16 slice ends, then

@@ -116,11 +116,8 @@ __device__ __noinline__ inline bool WarpDeferMisses(DeferTarget& d, uint32_t* en
   return true;
 }
 
-// Counts the entries of one 16-byte chunk (eight u16 lane indices, entries 8 * chunk ..
-// 8 * chunk + 7 of a record) that lie in [lo, hi): with plain shared adds when `plain`
-// (the caller knows its unit holds fewer than 65536 entries, so no lane can carry; lanes are
-// clamped to cap at the merge), else with accept-by-old-value increments (lanes <= cap).
-// The lane indices of one 16-byte chunk of entries and which of them lie in [lo, hi).
+// The lane indices of one 16-byte chunk of entries (entries 8 * chunk .. 8 * chunk + 7 of a
+// record) and which of them lie in [lo, hi).
 __device__ __forceinline__ void DecodeEntryChunk(uint4 v, uint32_t chunk, uint32_t lo, uint32_t hi, uint32_t (&k)[8],
                                                  bool (&hit)[8]) {
   const uint32_t w4[4] = {v.x, v.y, v.z, v.w};
@@ -132,6 +129,10 @@ __device__ __forceinline__ void DecodeEntryChunk(uint4 v, uint32_t chunk, uint32
   }
 }
 
+// Counts the entries of one 16-byte chunk that lie in [lo, hi): with plain shared adds when
+// `plain` (the caller knows its unit holds fewer than 65536 entries, so no lane can carry;
+// lanes are clamped to cap at the merge), else with accept-by-old-value increments (lanes <=
+// cap).
 __device__ __forceinline__ void CountEntryChunk(uint4 v, uint32_t chunk, uint32_t lo, uint32_t hi, bool plain,
                                                 uint32_t* lanes, uint32_t cap) {
   uint32_t k[8];
@@ -172,23 +173,6 @@ __device__ __forceinline__ void AcquireRangeLock(uint32_t* lock) {
   __threadfence();  // the holder's reads of the range follow the previous holder's stores
 }
 
-// Merges range r of item w (bins [r << kRangeShift, ...) of the histogram) from
-// `lanes` (16-bit counts, clamped to cap here) into the global bytes, while the block holds
-// the range's lock (AcquireRangeLock; released here): a 16-byte chunk that lies wholly
-// inside the range is read, saturated and stored (no other writer can touch it: other
-// items' units of this range wait for the lock, other ranges and histograms own other
-// bytes, and the launch's word updates are complete); a chunk shared with a neighbour (a
-// misaligned histogram or range end) is merged word by word with MergeWordsAt, the exact
-// update every other writer of those bytes uses. Chunks whose lanes are all zero are skipped.
-// lock == nullptr: the caller is the only writer of the range's owned chunks in this launch
-// (the bucketed strategy folds all items of a histogram in one unit); nothing is released.
-// Every lane is read by exactly one thread (the one whose chunk holds its byte), which zeroes
-// it after reading: the lanes are clear for the block's next unit after the final barrier
-// (H100, Roulo: a separate clear and its barrier took 1.4 us of a 10.5 us unit).
-// kRangeShift: log2 of the range's bins (the deferred fold's 64K; the bucketed strategy's
-// slices, bucketed_layout.h). staged: when not null, the range's 16-byte chunks as read
-// earlier by the caller (RangeChunks) while nobody else could change them (the caller held
-// the range's lock, or is its only writer), in place of the loads here.
 // The 16-byte chunks that hold bins [lo, hi) of a histogram at `bins`: chunk c_lo + t for
 // t < chunks, from the 16-byte-aligned `base` (MergeRange's numbering).
 struct RangeChunks {
@@ -210,6 +194,23 @@ __device__ __forceinline__ uint32_t RangeEnd(const HistogramWork& w, uint32_t r)
   return static_cast<uint32_t>(bins - lo < (uint64_t{1} << kRangeShift) ? bins : lo + (uint64_t{1} << kRangeShift));
 }
 
+// Merges range r of item w (bins [r << kRangeShift, ...) of the histogram) from
+// `lanes` (16-bit counts, clamped to cap here) into the global bytes, while the block holds
+// the range's lock (AcquireRangeLock; released here): a 16-byte chunk that lies wholly
+// inside the range is read, saturated and stored (no other writer can touch it: other
+// items' units of this range wait for the lock, other ranges and histograms own other
+// bytes, and the launch's word updates are complete); a chunk shared with a neighbour (a
+// misaligned histogram or range end) is merged word by word with MergeWordsAt, the exact
+// update every other writer of those bytes uses. Chunks whose lanes are all zero are skipped.
+// lock == nullptr: the caller is the only writer of the range's owned chunks in this launch
+// (the bucketed strategy folds all items of a histogram in one unit); nothing is released.
+// Every lane is read by exactly one thread (the one whose chunk holds its byte), which zeroes
+// it after reading: the lanes are clear for the block's next unit after the final barrier
+// (H100, Roulo: a separate clear and its barrier took 1.4 us of a 10.5 us unit).
+// kRangeShift: log2 of the range's bins (the deferred fold's 64K; the bucketed strategy's
+// slices, bucketed_layout.h). staged: when not null, the range's 16-byte chunks as read
+// earlier by the caller (RangeChunks) while nobody else could change them (the caller held
+// the range's lock, or is its only writer), in place of the loads here.
 template <int kThreads, int kRangeShift = kDeferRangeShift>
 __device__ void MergeRange(const HistogramWork& w, uint32_t r, uint32_t* lanes, uint32_t* lock,
                            const uint4* staged = nullptr) {

@@ -1,11 +1,13 @@
 // Host entry point and dispatch of the production histogram kernel (see the header), with
-// its thin __global__ shells: BucketedKernel (agent_bucketed.cuh), PlanTilesKernel (exclusive prefix of tiles per work item, in
-// the workspace; with deferred misses also of ranges per item), HotWindowKernel<config>
-// (agent_hot_window.cuh) and FoldDeferredKernel (deferred_misses.cuh).
+// its thin __global__ shells: BucketedKernel<config> (agent_bucketed.cuh), PlanTilesKernel
+// (exclusive prefix of tiles per work item, in the workspace; with deferred misses also of
+// ranges per item), HotWindowKernel<config> (agent_hot_window.cuh) and FoldDeferredKernel
+// (deferred_misses.cuh).
 #include "kernels/cuda/histogram/histogram_accumulate.h"
 
 #include <cub/block/block_scan.cuh>
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 
@@ -148,7 +150,7 @@ absl::Status LaunchBucketed(const BucketedParams& p, uint64_t tile_bound, int sm
   const absl::StatusOr<int> per_sm = ResidentBlocksPerSm<BucketedKernel<kConfig>>(c.threads, kBucketDynamicSmem);
   if (!per_sm.ok()) return per_sm.status();
   const uint64_t resident = uint64_t(sm_count) * uint64_t(*per_sm);
-  const uint64_t blocks = tile_bound < uint64_t(sm_count) ? uint64_t(sm_count) : tile_bound < resident ? tile_bound : resident;
+  const uint64_t blocks = std::min(std::max(tile_bound, uint64_t(sm_count)), resident);
   ExtendedLaunchConfig launch(dim3(static_cast<unsigned>(blocks)), dim3(c.threads), kBucketDynamicSmem, stream,
                               /*dependent=*/false, dim3(0, 0, 0), /*cooperative=*/true);
   HISTD_CUDA_RETURN_IF_ERROR(cudaLaunchKernelEx(&launch.config, BucketedKernel<kConfig>, p));

@@ -92,7 +92,7 @@ struct HistogramAccumulateOptions {
                                  // kBucketed: kBucketBlockStamps per block (agent_bucketed.cuh)
   unsigned long long* bench_fold_timeline = nullptr;  // the same for the deferred fold:
                                  // kFoldTimelineStamps per (item, range) unit (deferred_misses.cuh);
-                                 // kBucketed: kBucketUnitStamps per (item, slice) unit
+                                 // kBucketed: kBucketUnitStamps per (histogram, slice) unit
 };
 
 struct HistogramAccumulateArgs {

@@ -260,6 +260,9 @@ void RunWorkload(Setup& s, double copy_gbs) {
   struct Prod { std::string name; hc::HistogramAccumulateOptions o; };
   std::vector<Prod> prods;
   prods.push_back({hb::Fmt("production default (config %d)", histd::cuda::histogram::kDefaultHotWindowConfig), {}});
+  hc::HistogramAccumulateOptions device_work;  // the A/B of the work list by value (bucketed launches)
+  device_work.work_by_value = false;
+  prods.push_back({"production default, work list read from device memory (not by value)", device_work});
   for (int c = 0; c < histd::cuda::histogram::kHotWindowConfigCount; ++c) {
     const auto& k = histd::cuda::histogram::kHotWindowConfigs[c];
     hc::HistogramAccumulateOptions o;
@@ -368,6 +371,7 @@ void RunWorkload(Setup& s, double copy_gbs) {
     if (row_filter != nullptr && p.name.find(row_filter) == std::string::npos) continue;
     hc::HistogramAccumulateArgs args;
     args.work = d_work;
+    args.host_work = work.data();  // as the daemon's engine passes it
     args.work_count = int(work.size());
     args.samples = s.d_samples;
     args.outflow = d_out;

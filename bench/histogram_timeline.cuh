@@ -27,11 +27,14 @@ struct PhaseSums {
   std::vector<double> us[2];  // per group, per phase: summed microseconds
   size_t units[2] = {0, 0};
   unsigned long long first = ~0ull, last = 0;  // earliest start, latest end (ns)
+  std::vector<double> slowest;                 // per phase: the unit with the longest span
 
   template <class Group>
   PhaseSums(const std::vector<unsigned long long>& stamps, int per_unit, Group group) {
     us[0].assign(per_unit - 1, 0.0);
     us[1].assign(per_unit - 1, 0.0);
+    slowest.assign(per_unit - 1, 0.0);
+    unsigned long long longest = 0;
     for (size_t u = 0; u * per_unit < stamps.size(); ++u) {
       const unsigned long long* s = &stamps[u * per_unit];
       if (s[0] == 0 || s[per_unit - 1] == 0) continue;
@@ -40,6 +43,10 @@ struct PhaseSums {
       for (int k = 0; k + 1 < per_unit; ++k) us[g][k] += double(s[k + 1] - s[k]) * 1e-3;
       first = std::min(first, s[0]);
       last = std::max(last, s[per_unit - 1]);
+      if (s[per_unit - 1] - s[0] > longest) {
+        longest = s[per_unit - 1] - s[0];
+        for (int k = 0; k + 1 < per_unit; ++k) slowest[k] = double(s[k + 1] - s[k]) * 1e-3;
+      }
     }
   }
   size_t Units() const { return units[0] + units[1]; }
@@ -156,22 +163,25 @@ inline void PrintBucketedTimeline(const std::string& workload, histd::cuda::Hist
   const PhaseSums units(unit_stamps.Read(), kUnit, [](size_t) { return 0; });
   const size_t nb = blocks.Units(), nu = units.Units();
   if (nb == 0) return;
-  Table t({"phase (" + workload + ", " + Fmt("%zu blocks, %zu units", nb, nu) + ")", "us (mean)", "share"});
+  Table t({"phase (" + workload + ", " + Fmt("%zu blocks, %zu units", nb, nu) + ")", "us (mean)", "share",
+           "the slowest block or unit (us)"});
   const char* block_names[kBlock - 1] = {"block: plan the tiles (prefix in shared memory)",
                                          "block: bucket its tiles into records",
                                          "block: plan the units, wait at the grid barrier", "block: fold its units"};
   for (int k = 0; k + 1 < kBlock; ++k)
-    t.Add({block_names[k], Fmt("%.2f", blocks.Phase(k) / nb), Fmt("%.1f%%", 100 * blocks.Phase(k) / blocks.Total())});
+    t.Add({block_names[k], Fmt("%.2f", blocks.Phase(k) / nb), Fmt("%.1f%%", 100 * blocks.Phase(k) / blocks.Total()),
+           Fmt("%.2f", blocks.slowest[k])});
   t.Add({"kernel span (first block start to last block end)", Fmt("%.2f", double(blocks.last - blocks.first) * 1e-3),
-         "-"});
-  t.Add({"blocks' start spread (first to last block start)", Fmt("%.2f", double(start_hi - start_lo) * 1e-3), "-"});
+         "-", ""});
+  t.Add({"blocks' start spread (first to last block start)", Fmt("%.2f", double(start_hi - start_lo) * 1e-3), "-", ""});
   t.Add({"last block's arrival to first block past the barrier", Fmt("%.2f", (double(pass_lo) - double(arrive_hi)) * 1e-3),
-         "-"});
+         "-", ""});
   const char* unit_names[kUnit - 1] = {"unit: thread 0 reads its records' ends and counts their entries",
                                        "unit: wait for the block's other threads", "unit: merge the slice"};
   for (int k = 0; nu != 0 && k + 1 < kUnit; ++k)
-    t.Add({unit_names[k], Fmt("%.2f", units.Phase(k) / nu), Fmt("%.1f%%", 100 * units.Phase(k) / units.Total())});
-  t.Add({"launch (median)", Fmt("%.2f", launch_ms * 1e3), "-"});
+    t.Add({unit_names[k], Fmt("%.2f", units.Phase(k) / nu), Fmt("%.1f%%", 100 * units.Phase(k) / units.Total()),
+           Fmt("%.2f", units.slowest[k])});
+  t.Add({"launch (median)", Fmt("%.2f", launch_ms * 1e3), "-", ""});
   t.Print("Bucketed launch timeline (one launch; globaltimer stamps by thread 0)");
 }
 

@@ -155,6 +155,7 @@ absl::Status CudaIngestPipeline::Enqueue(Slot& slot, cudaStream_t stream,
 
   HistogramAccumulateArgs args{};
   args.work = slot.work.as<HistogramWork>();
+  args.host_work = work;  // a small batch's kernel takes it by value (no round trip to it)
   args.work_count = static_cast<int>(n);
   args.samples = slot.samples.as<uint32_t>();
   args.outflow = slot.outflow.as<HistogramOutflow>();

@@ -1,6 +1,7 @@
 // The bucketed strategy's block (HistogramStrategy::kBucketed; shape, record layout and the
 // reasons in bucketed_layout.h). One cooperative launch of resident blocks:
-//   0. every block plans the launch's tiles in its shared memory (PlanBucketedTiles);
+//   0. every block plans the launch's tiles in its shared memory (PlanBucketedTiles), from
+//      the work list passed by value when it is small (kBucketInlineItems);
 //   1. tiles, dealt round-robin: read the tile's samples once, bin them, counting-sort them
 //      by slice in shared memory, write the record (slice ends, then sorted u16 entries);
 //      items too large to bucket apply each sample at once (IncrementBytes, exact CAS);
@@ -36,7 +37,7 @@
 namespace histd::cuda::histogram {
 
 struct BucketedParams {
-  const HistogramWork* work;
+  const HistogramWork* work;  // device
   int work_count;  // <= kBucketMaxItems
   const uint32_t* samples;
   HistogramOutflow* outflow;
@@ -45,6 +46,10 @@ struct BucketedParams {
   // kBucketUnitStamps per (histogram, slice) unit.
   unsigned long long* bench_blocks;
   unsigned long long* bench_units;
+  // The work list by value (HistogramAccumulateArgs::host_work), when work_count <=
+  // kBucketInlineItems; else by_value is false and only `work` is read.
+  bool by_value;
+  HistogramWork inline_work[kBucketInlineItems];
 };
 
 // Per block: start, tiles planned, tiles bucketed, units planned and grid barrier passed,
@@ -68,6 +73,8 @@ struct BucketedShared {
   uint32_t slice_count[kBucketMaxSlices];  // a tile's entries per slice, then their start
   uint32_t outflow[5];                     // a coordinate tile's binned, under/overflows
   uint32_t sink[32];                       // CountLanes16At's adds that count nothing
+  HistogramWork inline_work[kBucketInlineItems];  // the parameter's copy, when by value
+  const HistogramWork* work;                      // what every phase reads: that copy or p.work
 };
 
 // Phase 0: the plan tiles of every item (item order: tile t's record is slot t), computed
@@ -77,9 +84,11 @@ __device__ void PlanBucketedTiles(const BucketedParams& p, BucketedShared<kThrea
   using Shared = BucketedShared<kThreads>;
   constexpr int kPer = Shared::kItemsPerThread;
   const int tid = threadIdx.x, n = p.work_count;
+  static_assert(kBucketInlineItems <= 32, "a work list by value takes the warp path");
   if (n <= 32) {  // a few messages (the daemon's usual batch): one warp, no block scan
     if (tid < 32) {
-      const uint32_t tiles = tid < n ? static_cast<uint32_t>(BucketTiles(p.work[tid].count)) : 0u;
+      const uint64_t count = tid >= n ? 0 : p.by_value ? p.inline_work[tid].count : p.work[tid].count;
+      const uint32_t tiles = static_cast<uint32_t>(BucketTiles(count));
       const uint32_t incl = WarpInclusiveSum(tiles, tid);
       if (tid < n) s.tile_start[tid] = incl - tiles;
       if (tid == 31) s.tile_start[n] = incl;
@@ -91,7 +100,7 @@ __device__ void PlanBucketedTiles(const BucketedParams& p, BucketedShared<kThrea
 #pragma unroll
   for (int k = 0; k < kPer; ++k) {
     const int i = tid * kPer + k;  // blocked, as the scan takes them
-    tiles[k] = i < n ? static_cast<uint32_t>(BucketTiles(p.work[i].count)) : 0u;  // < 2^32: can_implement
+    tiles[k] = i < n ? static_cast<uint32_t>(BucketTiles(p.work[i].count)) : 0u;  // < 2^32: can_implement; never by value here
   }
   typename Shared::Scan(s.scan).ExclusiveSum(tiles, start, total);
 #pragma unroll
@@ -102,15 +111,15 @@ __device__ void PlanBucketedTiles(const BucketedParams& p, BucketedShared<kThrea
 }
 
 // GroupBucketedItems for at most 32 items: one warp, __match_any_sync and warp scans.
-__device__ __forceinline__ void GroupBucketedItemsInWarp(const BucketedParams& p, uint32_t* tile_start,
+__device__ __forceinline__ void GroupBucketedItemsInWarp(const HistogramWork* work, int n, uint32_t* tile_start,
                                                          uint32_t* unit_start, uint32_t* member_tiles,
                                                          uint32_t* group, uint16_t* member) {
-  const int lane = threadIdx.x & 31, n = p.work_count;
+  const int lane = threadIdx.x & 31;
   const bool valid = lane < n;
   unsigned long long ptr = 0;  // no histogram is at 0
   uint32_t units = 0;
   if (valid) {
-    const HistogramWork& w = p.work[lane];
+    const HistogramWork& w = work[lane];
     ptr = reinterpret_cast<uintptr_t>(w.bins);
     const uint64_t bins = uint64_t{w.rows} * w.cols;
     units = BucketsItem(bins) ? BucketSlices(bins) : 0u;
@@ -152,7 +161,7 @@ __device__ void GroupBucketedItems(const BucketedParams& p, BucketedShared<kThre
   using Shared = BucketedShared<kThreads>;
   constexpr int kPer = Shared::kItemsPerThread;
   if (p.work_count <= 32) {
-    if (threadIdx.x < 32) GroupBucketedItemsInWarp(p, s.tile_start, s.unit_start, s.member_tiles, s.group, s.member);
+    if (threadIdx.x < 32) GroupBucketedItemsInWarp(s.work, p.work_count, s.tile_start, s.unit_start, s.member_tiles, s.group, s.member);
     __syncthreads();
     return;
   }
@@ -175,7 +184,7 @@ __device__ void GroupBucketedItems(const BucketedParams& p, BucketedShared<kThre
     slot[k] = 0;
     packed[k] = 0;
     if (i >= n) continue;
-    const HistogramWork& w = p.work[i];
+    const HistogramWork& w = s.work[i];
     const unsigned long long b = reinterpret_cast<uintptr_t>(w.bins);
     const uint64_t bins = uint64_t{w.rows} * w.cols;
     packed[k] = BucketsItem(bins) ? BucketSlices(bins) : 0u;
@@ -240,7 +249,7 @@ __device__ void BucketTile(const BucketedParams& p, BucketedShared<kThreads>& s,
   constexpr int kPer = static_cast<int>(kBucketTileSamples) / kThreads;
   static_assert(kPer * kThreads == static_cast<int>(kBucketTileSamples), "whole samples per thread");
   const int tid = threadIdx.x;
-  const HistogramWork& w = p.work[item];
+  const HistogramWork& w = s.work[item];
   const uint64_t begin = uint64_t{t - s.tile_start[item]} * kBucketTileSamples;
   const uint64_t left = w.count - begin;
   const uint32_t n = left < kBucketTileSamples ? static_cast<uint32_t>(left) : kBucketTileSamples;
@@ -345,7 +354,7 @@ __device__ void FoldBucketedUnit(const BucketedParams& p, BucketedShared<kThread
   const int tid = threadIdx.x;
   const uint32_t u = s.unit_start[lead] + slice;
   StampTimeline<kBucketUnitStamps>(p.bench_units, u, 0);
-  const HistogramWork& w = p.work[lead];
+  const HistogramWork& w = s.work[lead];
   const uint32_t cap = w.cap;
   {
     // The owned chunks only (the merge reads no other): all but a first or last chunk that a
@@ -424,7 +433,14 @@ __device__ void BucketedBlock(const BucketedParams& p, uint32_t* lanes) {
   StampTimeline<kBucketBlockStamps>(p.bench_blocks, blockIdx.x, 0);
   if (tid < static_cast<int>(kBucketMaxSlices)) s.slice_count[tid] = 0;  // kept zero between tiles
   if (tid < 5) s.outflow[tid] = 0;
-  PlanBucketedTiles<kThreads>(p, s);  // ends with a barrier
+  static_assert(sizeof(HistogramWork) % 4 == 0, "copied in words");
+  if (p.by_value) {  // the parameter (__grid_constant__: read in place) into shared memory
+    const uint32_t* from = reinterpret_cast<const uint32_t*>(p.inline_work);
+    uint32_t* to = reinterpret_cast<uint32_t*>(s.inline_work);
+    for (uint32_t v = tid; v < p.work_count * sizeof(HistogramWork) / 4; v += kThreads) to[v] = from[v];
+  }
+  if (tid == 0) s.work = p.by_value ? s.inline_work : p.work;
+  PlanBucketedTiles<kThreads>(p, s);  // ends with a barrier (s.work published)
   StampTimeline<kBucketBlockStamps>(p.bench_blocks, blockIdx.x, 1);
 
   int item = 0;  // the block's tiles (and later units) increase: its item only moves forward

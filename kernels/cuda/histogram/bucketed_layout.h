@@ -42,6 +42,10 @@ inline constexpr uint32_t kBucketSliceBins = 1u << kBucketSliceShift;
 inline constexpr uint32_t kBucketMaxSlices = 256;    // histograms up to 4M bins are bucketed;
                                                      // larger ones are updated at once (exact CAS)
 inline constexpr int kBucketMaxItems = 1024;         // per-block item prefixes in shared memory
+// Launches of at most this many items whose work list is also given in host memory
+// (HistogramAccumulateArgs::host_work) pass it as a kernel parameter: the blocks read it
+// without a memory round trip (the daemon's usual batch is a few messages).
+inline constexpr int kBucketInlineItems = 32;
 inline constexpr uint32_t kBucketHeaderBytes = kBucketMaxSlices * 2;
 inline constexpr uint32_t kBucketRecordBytes = kBucketHeaderBytes + kBucketTileSamples * 2;
 static_assert(kBucketTileSamples <= 65535, "slice ends are u16");

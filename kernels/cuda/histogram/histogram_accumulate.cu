@@ -133,7 +133,7 @@ absl::Status LaunchFoldDeferred(const DeferredFoldParams& p, int sm_count, cudaS
 
 template <int kConfig>
 __global__ void __launch_bounds__(kBucketedConfigs[kConfig].threads, kBucketedConfigs[kConfig].blocks_per_sm)
-    BucketedKernel(BucketedParams p) {
+    BucketedKernel(const __grid_constant__ BucketedParams p) {  // read in place (inline_work)
   extern __shared__ uint4 dynamic_shared[];
   BucketedBlock<kBucketedConfigs[kConfig].threads>(p, reinterpret_cast<uint32_t*>(dynamic_shared));
 }
@@ -363,8 +363,10 @@ absl::Status HistogramAccumulate::run(const HistogramAccumulateArgs& args, void*
   }
   if (UsesBucketed(args)) {
     // The records fill the workspace (BucketedLayout).
-    const histogram::BucketedParams bp{args.work, args.work_count, args.samples, args.outflow,
-                                       static_cast<uint8_t*>(workspace), o.bench_timeline, o.bench_fold_timeline};
+    histogram::BucketedParams bp{args.work, args.work_count, args.samples, args.outflow,
+                                 static_cast<uint8_t*>(workspace), o.bench_timeline, o.bench_fold_timeline};
+    bp.by_value = o.work_by_value && args.host_work != nullptr && args.work_count <= histogram::kBucketInlineItems;
+    if (bp.by_value) std::copy(args.host_work, args.host_work + args.work_count, bp.inline_work);
     return histogram::LaunchBucketedConfig(o.strategy == HistogramStrategy::kBucketed ? o.config : -1, bp,
                                            histogram::BucketedLayout::For(args.total_samples, args.work_count).tiles,
                                            *sm_count, stream);

@@ -86,6 +86,9 @@ struct HistogramAccumulateOptions {
   uint32_t defer_bins_per_miss = 0;  // configs that defer misses: a tile defers when its item
                                      // is predicted to miss at least once per this many bins;
                                      // 0 = kDeferMinMissesPerBinInverse (deferred_layout.h)
+  bool work_by_value = true;     // kBucketed: take HistogramAccumulateArgs::host_work as a
+                                 // kernel parameter when given and small enough; false: read the
+                                 // device work list (tests and benchmarks compare the two)
   uint32_t bench_probe = 0;      // benchmark phase probes (tile_view.cuh); results WRONG
   unsigned long long* bench_timeline = nullptr;  // benchmark: when set, kTimelineStamps
                                  // globaltimer stamps per plan tile (tile_view.cuh), device;
@@ -98,6 +101,11 @@ struct HistogramAccumulateOptions {
 struct HistogramAccumulateArgs {
   const HistogramWork* work = nullptr;       // device, work_count entries
   int work_count = 0;
+  // Optional: the same work_count entries in host memory, read by run() only (it may be
+  // reused once run() returns). A bucketed launch of at most kBucketInlineItems items
+  // (bucketed_layout.h) then passes them by value, which spares its blocks the memory
+  // round trip to the work list before anything else can start. Must equal `work`.
+  const HistogramWork* host_work = nullptr;
   const uint32_t* samples = nullptr;         // device
   HistogramOutflow* outflow = nullptr;       // device, work_count entries, added to
   uint64_t total_samples = 0;                // sum of count over the work list (an upper

@@ -128,6 +128,7 @@ inline HarnessResult RunHarness(const std::vector<HostHistogram>& hists,
   }
   cuda::HistogramAccumulateArgs args;
   args.work = work.empty() ? nullptr : d_work.as<cuda::HistogramWork>();
+  args.host_work = work.empty() ? nullptr : work.data();  // as the engine passes it
   args.work_count = static_cast<int>(work.size());
   args.samples = d_samples.as<uint32_t>();
   args.outflow = work.empty() ? nullptr : d_out.as<cuda::HistogramOutflow>();
@@ -231,7 +232,9 @@ inline std::vector<std::pair<std::string, cuda::HistogramAccumulateOptions>> Exa
   v.push_back({"global_only", g});
   cuda::HistogramAccumulateOptions b;
   b.strategy = cuda::HistogramStrategy::kBucketed;
-  v.push_back({"bucketed", b});
+  v.push_back({"bucketed", b});  // up to kBucketInlineItems items: the work list by value
+  b.work_by_value = false;
+  v.push_back({"bucketed_work_in_device_memory", b});
   // Every set below asks for the window explicitly: kAuto takes the bucketed strategy for
   // launches as small as most tests make.
   cuda::HistogramAccumulateOptions z;

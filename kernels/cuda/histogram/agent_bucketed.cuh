@@ -100,7 +100,8 @@ __device__ void PlanBucketedTiles(const BucketedParams& p, BucketedShared<kThrea
 #pragma unroll
   for (int k = 0; k < kPer; ++k) {
     const int i = tid * kPer + k;  // blocked, as the scan takes them
-    tiles[k] = i < n ? static_cast<uint32_t>(BucketTiles(p.work[i].count)) : 0u;  // < 2^32: can_implement; never by value here
+    // < 2^32: can_implement. More than kBucketInlineItems items: never by value here.
+    tiles[k] = i < n ? static_cast<uint32_t>(BucketTiles(p.work[i].count)) : 0u;
   }
   typename Shared::Scan(s.scan).ExclusiveSum(tiles, start, total);
 #pragma unroll
@@ -161,7 +162,8 @@ __device__ void GroupBucketedItems(const BucketedParams& p, BucketedShared<kThre
   using Shared = BucketedShared<kThreads>;
   constexpr int kPer = Shared::kItemsPerThread;
   if (p.work_count <= 32) {
-    if (threadIdx.x < 32) GroupBucketedItemsInWarp(s.work, p.work_count, s.tile_start, s.unit_start, s.member_tiles, s.group, s.member);
+    if (threadIdx.x < 32)
+      GroupBucketedItemsInWarp(s.work, p.work_count, s.tile_start, s.unit_start, s.member_tiles, s.group, s.member);
     __syncthreads();
     return;
   }

@@ -144,15 +144,6 @@ absl::Status CudaIngestPipeline::Enqueue(Slot& slot, cudaStream_t stream,
     w.y_hi = item.y.hi;
     work[i] = w;
   }
-  HISTD_CUDA_RETURN_IF_ERROR(cudaEventRecord(slot.start, stream));
-  HISTD_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(slot.samples.get(), staging.data(), used_bytes,
-                                             cudaMemcpyHostToDevice, stream));
-  HISTD_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(slot.work.get(), work, n * sizeof(HistogramWork),
-                                             cudaMemcpyHostToDevice, stream));
-  HISTD_CUDA_RETURN_IF_ERROR(
-      cudaMemsetAsync(slot.outflow.get(), 0, n * sizeof(HistogramOutflow), stream));
-  HISTD_CUDA_RETURN_IF_ERROR(cudaEventRecord(slot.copied, stream));
-
   HistogramAccumulateArgs args{};
   args.work = slot.work.as<HistogramWork>();
   args.host_work = work;  // a small batch's kernel takes it by value (no round trip to it)
@@ -163,6 +154,16 @@ absl::Status CudaIngestPipeline::Enqueue(Slot& slot, cudaStream_t stream,
   HistogramAccumulate op;
   HISTD_RETURN_IF_ERROR(op.can_implement(args));
   HISTD_RETURN_IF_ERROR(Grow(slot.workspace, op.get_workspace_size(args)));
+
+  HISTD_CUDA_RETURN_IF_ERROR(cudaEventRecord(slot.start, stream));
+  HISTD_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(slot.samples.get(), staging.data(), used_bytes,
+                                             cudaMemcpyHostToDevice, stream));
+  if (!HistogramAccumulate::TakesWorkByValue(args))  // else the launch carries the list itself
+    HISTD_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(slot.work.get(), work, n * sizeof(HistogramWork),
+                                               cudaMemcpyHostToDevice, stream));
+  HISTD_CUDA_RETURN_IF_ERROR(
+      cudaMemsetAsync(slot.outflow.get(), 0, n * sizeof(HistogramOutflow), stream));
+  HISTD_CUDA_RETURN_IF_ERROR(cudaEventRecord(slot.copied, stream));
   if (previous_applied != nullptr)
     HISTD_CUDA_RETURN_IF_ERROR(cudaStreamWaitEvent(stream, previous_applied, 0));
   HISTD_RETURN_IF_ERROR(op.run(args, slot.workspace.get(), stream));

@@ -341,6 +341,11 @@ bool HistogramAccumulate::UsesBucketed(const HistogramAccumulateArgs& args) {
           args.work_count <= histogram::kBucketMaxItems);
 }
 
+bool HistogramAccumulate::TakesWorkByValue(const HistogramAccumulateArgs& args) {
+  return !UsesClusterResident(args) && UsesBucketed(args) && args.options.work_by_value &&
+         args.host_work != nullptr && args.work_count <= histogram::kBucketInlineItems;
+}
+
 bool HistogramAccumulate::UsesClusterResident(const HistogramAccumulateArgs& args) {
   const HistogramStrategy s = args.options.strategy;
   return s == HistogramStrategy::kClusterResident ||
@@ -365,7 +370,7 @@ absl::Status HistogramAccumulate::run(const HistogramAccumulateArgs& args, void*
     // The records fill the workspace (BucketedLayout).
     histogram::BucketedParams bp{args.work, args.work_count, args.samples, args.outflow,
                                  static_cast<uint8_t*>(workspace), o.bench_timeline, o.bench_fold_timeline};
-    bp.by_value = o.work_by_value && args.host_work != nullptr && args.work_count <= histogram::kBucketInlineItems;
+    bp.by_value = TakesWorkByValue(args);
     if (bp.by_value) std::copy(args.host_work, args.host_work + args.work_count, bp.inline_work);
     return histogram::LaunchBucketedConfig(o.strategy == HistogramStrategy::kBucketed ? o.config : -1, bp,
                                            histogram::BucketedLayout::For(args.total_samples, args.work_count).tiles,

@@ -104,7 +104,9 @@ struct HistogramAccumulateArgs {
   // Optional: the same work_count entries in host memory, read by run() only (it may be
   // reused once run() returns). A bucketed launch of at most kBucketInlineItems items
   // (bucketed_layout.h) then passes them by value, which spares its blocks the memory
-  // round trip to the work list before anything else can start. Must equal `work`.
+  // round trip to the work list before anything else can start, and `work` is not read
+  // (TakesWorkByValue: the caller need not copy the list to the device). Otherwise it must
+  // equal `work`.
   const HistogramWork* host_work = nullptr;
   const uint32_t* samples = nullptr;         // device
   HistogramOutflow* outflow = nullptr;       // device, work_count entries, added to
@@ -125,6 +127,9 @@ class HistogramAccumulate {
   // Whether run() takes the bucketed strategy: kBucketed, or kAuto for small launches
   // (histogram_tuning.h). Benchmarks ask it to read the right timeline.
   static bool UsesBucketed(const HistogramAccumulateArgs& args);
+  // Whether run() takes the work list from host_work as a kernel parameter and never reads
+  // `work` (whose contents may then be left stale).
+  static bool TakesWorkByValue(const HistogramAccumulateArgs& args);
 
  private:
   // kClusterResident, or kAuto where the dispatch rule (histogram_tuning.h) picks it.

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <random>
+#include <utility>
 #include <vector>
 
 namespace histd::cuda::histogram {
@@ -55,6 +56,56 @@ TEST(BucketedLayout, RecordsCoverEverySplitOverItems) {
     ASSERT_GE(l.tiles, tiles) << "items " << items << " total " << total;
     EXPECT_EQ(l.end, size_t{kBucketRecordBytes} * l.tiles);
   }
+}
+
+// Every bin of a bucketed histogram has exactly one (slice, lane), lane < kBucketSliceBins,
+// and Bin() inverts it; contiguous maps are the plain 16K-bin slices.
+TEST(BucketedLayout, SliceMapsAreBijections) {
+  const uint64_t shapes[] = {1, 16, kBucketSliceBins, kBucketSliceBins + 1, 1000ull * 1000, 256ull * 8192,
+                             3 * kBucketSliceBins + 77, uint64_t{kBucketMaxSlices} * kBucketSliceBins};
+  for (uint64_t bins : shapes) {
+    for (const auto [aligned, granule_shift] : {std::pair{false, 6u}, std::pair{true, 6u}, std::pair{true, 4u},
+                                                std::pair{true, 14u}}) {
+      const BucketSliceMap m = BucketSliceMap::For(bins, aligned, granule_shift);
+      const uint32_t slices = BucketSlices(bins);
+      EXPECT_EQ(m.Interleaved(), aligned && slices > 1) << bins;
+      if (m.Interleaved()) {
+        EXPECT_GE(m.units, slices) << bins;
+        EXPECT_LT(m.units, 2 * slices) << bins;
+        EXPECT_EQ(m.units & (m.units - 1), 0u) << bins;
+        EXPECT_EQ(m.rotation % 2, 1u) << bins;
+      } else {
+        EXPECT_EQ(m.units, slices) << bins;
+      }
+      std::vector<uint8_t> seen(size_t{m.units} * kBucketSliceBins, 0);
+      for (uint64_t b = 0; b < bins; ++b) {
+        const uint32_t bin = static_cast<uint32_t>(b), slice = m.Slice(bin), lane = m.Lane(bin);
+        ASSERT_LT(slice, m.units) << bins << " " << b;
+        ASSERT_LT(lane, kBucketSliceBins) << bins << " " << b;
+        if (!m.Interleaved()) {
+          ASSERT_EQ(slice, bin >> kBucketSliceShift);
+          ASSERT_EQ(lane, bin & (kBucketSliceBins - 1));
+        }
+        ASSERT_EQ(m.Bin(slice, lane), bin) << bins << " " << b;
+        uint8_t& s = seen[size_t{slice} * kBucketSliceBins + lane];
+        ASSERT_EQ(s, 0) << "two bins share slice " << slice << " lane " << lane;
+        s = 1;
+      }
+    }
+  }
+}
+
+// A 16-byte chunk of an interleaved slice (lanes 16t .. 16t + 15) is 16 consecutive bins
+// starting at a multiple of 16: one writer per chunk of an aligned histogram.
+TEST(BucketedLayout, InterleavedChunksAreWhole) {
+  const BucketSliceMap m = BucketSliceMap::For(256ull * 8192, true);
+  ASSERT_TRUE(m.Interleaved());
+  for (uint32_t slice = 0; slice < m.units; slice += 7)
+    for (uint32_t t = 0; t < kBucketSliceBins / 16; ++t) {
+      const uint32_t first = m.Bin(slice, 16 * t);
+      ASSERT_EQ(first % 16, 0u);
+      for (uint32_t q = 1; q < 16; ++q) ASSERT_EQ(m.Bin(slice, 16 * t + q), first + q);
+    }
 }
 
 TEST(BucketedLayout, ConfigsFitTheTileAndTheLanes) {

@@ -49,6 +49,8 @@ struct BucketedParams {
   // The work list by value (HistogramAccumulateArgs::host_work), when work_count <=
   // kBucketInlineItems; else by_value is false and only `work` is read.
   bool by_value;
+  bool interleave;          // HistogramAccumulateOptions::interleave_slices
+  uint32_t granule_shift;   // log2 of slice_granule_bins
   HistogramWork inline_work[kBucketInlineItems];
 };
 
@@ -75,6 +77,70 @@ struct BucketedShared {
   uint32_t sink[32];                       // CountLanes16At's adds that count nothing
   HistogramWork inline_work[kBucketInlineItems];  // the parameter's copy, when by value
   const HistogramWork* work;                      // what every phase reads: that copy or p.work
+};
+
+// How item w's histogram is sliced (bucketed_layout.h): interleaved when its bins are
+// 16-byte aligned (every histogram the daemon allocates) and `interleave`, else contiguous.
+// granule_shift: BucketSliceMap::For's (BucketedParams::granule_shift).
+__device__ __forceinline__ BucketSliceMap SliceMapOf(const HistogramWork& w, bool interleave, uint32_t granule_shift) {
+  return BucketSliceMap::For(uint64_t{w.rows} * w.cols, interleave && (reinterpret_cast<uintptr_t>(w.bins) & 15) == 0,
+                             granule_shift);
+}
+
+// The 16-byte chunks of slice `slice` of w's histogram, for MergeChunks and the staging
+// (the interface of RangeChunks, deferred_misses.cuh). Contiguous: RangeChunks' arithmetic.
+// Interleaved: chunk t holds lanes 16t .. 16t + 15, i.e. 16 consecutive bins from
+// Bin(slice, 16t), a multiple of 16 inside one granule (the histogram is aligned), cut at
+// the histogram's end: every chunk but the histogram's last (when its bins are not a
+// multiple of 16) is owned by its slice alone. Few fields: the merge runs at the 64-register
+// budget of two 512-thread blocks per SM.
+struct SliceChunks {
+  uint4* base;
+  uint32_t chunks;
+  bool interleaved;
+  // Contiguous: c_lo, b_lo, b_hi (RangeChunks). Interleaved: slice, rotation, the map's
+  // log2 | granule shift << 8, bins.
+  uint32_t a, b, c, d;
+  __device__ SliceChunks(const HistogramWork& w, const BucketSliceMap& m, uint32_t slice) {
+    interleaved = m.Interleaved();
+    if (interleaved) {
+      base = reinterpret_cast<uint4*>(w.bins);  // 16-byte aligned
+      chunks = kBucketSliceBins / 16;
+      a = slice;
+      b = m.rotation;
+      c = m.log2 | m.shift << 8;
+      d = w.rows * w.cols;  // <= 4M: bucketed
+    } else {
+      const RangeChunks r(w.bins, slice << kBucketSliceShift, RangeEnd<kBucketSliceShift>(w, slice));
+      base = r.base;
+      chunks = r.chunks;
+      a = r.c_lo;
+      b = r.b_lo;
+      c = r.b_hi;
+      d = 0;
+    }
+  }
+  // Interleaved: the first bin of chunk t (BucketSliceMap::Bin with lane 16t).
+  __device__ uint32_t FirstBin(uint32_t t) const {
+    const uint32_t log2 = c & 0xFFu, shift = c >> 8;
+    const uint32_t round = t >> (shift - 4);
+    return ((round << log2) | ((a - round * b) & ((1u << log2) - 1u))) << shift | ((16 * t) & ((1u << shift) - 1u));
+  }
+  __device__ uint32_t Chunk(uint32_t t) const { return interleaved ? FirstBin(t) >> 4 : a + t; }
+  __device__ int Lane0(uint32_t t) const {
+    return interleaved ? static_cast<int>(16 * t) : static_cast<int>(16 * (a + t)) - static_cast<int>(b);
+  }
+  __device__ void Bytes(uint32_t t, uint32_t* qa, uint32_t* qb) const {
+    const uint32_t first = interleaved ? FirstBin(t) : 16 * (a + t);
+    const uint32_t lo = interleaved ? 0u : b, hi = interleaved ? d : c;
+    *qa = first < lo ? lo - first : 0u;
+    *qb = first >= hi ? 0u : hi - first < 16u ? hi - first : 16u;
+  }
+  __device__ bool Owned(uint32_t t) const {
+    uint32_t qa, qb;
+    Bytes(t, &qa, &qb);
+    return qa == 0 && qb == 16;
+  }
 };
 
 // Phase 0: the plan tiles of every item (item order: tile t's record is slot t), computed
@@ -112,9 +178,9 @@ __device__ void PlanBucketedTiles(const BucketedParams& p, BucketedShared<kThrea
 }
 
 // GroupBucketedItems for at most 32 items: one warp, __match_any_sync and warp scans.
-__device__ __forceinline__ void GroupBucketedItemsInWarp(const HistogramWork* work, int n, uint32_t* tile_start,
-                                                         uint32_t* unit_start, uint32_t* member_tiles,
-                                                         uint32_t* group, uint16_t* member) {
+__device__ __forceinline__ void GroupBucketedItemsInWarp(const HistogramWork* work, int n, bool interleave,
+                                                         uint32_t granule_shift, uint32_t* tile_start, uint32_t* unit_start,
+                                                         uint32_t* member_tiles, uint32_t* group, uint16_t* member) {
   const int lane = threadIdx.x & 31;
   const bool valid = lane < n;
   unsigned long long ptr = 0;  // no histogram is at 0
@@ -123,7 +189,7 @@ __device__ __forceinline__ void GroupBucketedItemsInWarp(const HistogramWork* wo
     const HistogramWork& w = work[lane];
     ptr = reinterpret_cast<uintptr_t>(w.bins);
     const uint64_t bins = uint64_t{w.rows} * w.cols;
-    units = BucketsItem(bins) ? BucketSlices(bins) : 0u;
+    units = BucketsItem(bins) ? SliceMapOf(w, interleave, granule_shift).units : 0u;
   }
   const unsigned same = __match_any_sync(0xffffffffu, ptr) & __ballot_sync(0xffffffffu, valid);
   const int lead = valid ? __ffs(same) - 1 : lane;
@@ -163,7 +229,8 @@ __device__ void GroupBucketedItems(const BucketedParams& p, BucketedShared<kThre
   constexpr int kPer = Shared::kItemsPerThread;
   if (p.work_count <= 32) {
     if (threadIdx.x < 32)
-      GroupBucketedItemsInWarp(s.work, p.work_count, s.tile_start, s.unit_start, s.member_tiles, s.group, s.member);
+      GroupBucketedItemsInWarp(s.work, p.work_count, p.interleave, p.granule_shift, s.tile_start, s.unit_start, s.member_tiles,
+                               s.group, s.member);
     __syncthreads();
     return;
   }
@@ -189,7 +256,7 @@ __device__ void GroupBucketedItems(const BucketedParams& p, BucketedShared<kThre
     const HistogramWork& w = s.work[i];
     const unsigned long long b = reinterpret_cast<uintptr_t>(w.bins);
     const uint64_t bins = uint64_t{w.rows} * w.cols;
-    packed[k] = BucketsItem(bins) ? BucketSlices(bins) : 0u;
+    packed[k] = BucketsItem(bins) ? SliceMapOf(w, p.interleave, p.granule_shift).units : 0u;
     uint32_t h = static_cast<uint32_t>(((b >> 4) * 0x9E3779B97F4A7C15ull) >> 53) & (kSlots - 1);
     while (true) {  // linear probing; a slot is taken for good by its first pointer
       const unsigned long long old = atomicCAS(key + h, 0ull, b);
@@ -258,6 +325,7 @@ __device__ void BucketTile(const BucketedParams& p, BucketedShared<kThreads>& s,
   const uint32_t cols = w.cols;
   const uint64_t bins = uint64_t{w.rows} * cols;
   const bool bucketed = BucketsItem(bins);  // block-uniform
+  const BucketSliceMap map = SliceMapOf(w, p.interleave, p.granule_shift);
   const bool pairs = w.kind == 1;
   // slice_count and outflow are zero here (before the first tile, and after each).
 
@@ -302,7 +370,7 @@ __device__ void BucketTile(const BucketedParams& p, BucketedShared<kThreads>& s,
   uint32_t rank[kPer];
 #pragma unroll
   for (int k = 0; k < kPer; ++k)
-    rank[k] = bucketed && ok[k] ? atomicAdd(&s.slice_count[flat[k] >> kBucketSliceShift], 1u) : 0u;
+    rank[k] = bucketed && ok[k] ? atomicAdd(&s.slice_count[map.Slice(flat[k])], 1u) : 0u;
   __syncthreads();  // the slice counts and the outflow sums are complete
   if (tid == 0 && n != 0) {  // thread 0 alone reads the outflow sums and zeroes them for the next tile
     HistogramOutflow* o = p.outflow + item;
@@ -332,8 +400,7 @@ __device__ void BucketTile(const BucketedParams& p, BucketedShared<kThreads>& s,
 #pragma unroll
     for (int k = 0; k < kPer; ++k)
       if (ok[k])
-        sorted[s.slice_count[flat[k] >> kBucketSliceShift] + rank[k]] =
-            static_cast<uint16_t>(flat[k] & (kBucketSliceBins - 1));
+        sorted[s.slice_count[map.Slice(flat[k])] + rank[k]] = static_cast<uint16_t>(map.Lane(flat[k]));
     __syncthreads();
     const uint4* from = reinterpret_cast<const uint4*>(sorted);
     uint4* to = reinterpret_cast<uint4*>(record + kBucketHeaderBytes);
@@ -358,17 +425,13 @@ __device__ void FoldBucketedUnit(const BucketedParams& p, BucketedShared<kThread
   StampTimeline<kBucketUnitStamps>(p.bench_units, u, 0);
   const HistogramWork& w = s.work[lead];
   const uint32_t cap = w.cap;
-  {
-    // The owned chunks only (the merge reads no other): all but a first or last chunk that a
-    // misaligned histogram shares with its neighbours (slices start at multiples of 16 bins).
-    const uint32_t hi = RangeEnd<kBucketSliceShift>(w, slice);
-    const uint32_t misalign = static_cast<uint32_t>(reinterpret_cast<uintptr_t>(w.bins) & 15);
-    const RangeChunks range(w.bins, slice << kBucketSliceShift, hi);
-    const uint32_t owned_end = range.chunks - (((misalign + hi) & 15) != 0 ? 1u : 0u);
-    for (uint32_t t = (misalign != 0 ? 1u : 0u) + tid; t < owned_end; t += kThreads)
-      CopyAsync16(staged + t, range.base + range.c_lo + t);
-    CommitAsyncCopies();
-  }
+  const SliceChunks chunks(w, SliceMapOf(w, p.interleave, p.granule_shift), slice);
+  // The owned chunks only (the merge reads no other): not a first or last chunk that a
+  // misaligned histogram shares with its neighbours, nor the last of an interleaved one
+  // whose bins are not a multiple of 16.
+  for (uint32_t t = tid; t < chunks.chunks; t += kThreads)
+    if (chunks.Owned(t)) CopyAsync16(staged + t, chunks.base + chunks.Chunk(t));
+  CommitAsyncCopies();
   const uint32_t g = s.group[lead], g0 = g >> 11, items = g & 0x7FFu;
   const uint32_t base = s.member_tiles[g0], tiles = s.member_tiles[g0 + items] - base;
   // The group's j-th tile's record: its item is the last member whose first tile is <= j.
@@ -420,7 +483,10 @@ __device__ void FoldBucketedUnit(const BucketedParams& p, BucketedShared<kThread
   WaitAsyncCopies();  // this thread's staged chunks; the barrier publishes everyone's
   const bool merge = __syncthreads_or(any);  // lanes final
   StampTimeline<kBucketUnitStamps>(p.bench_units, u, 2);
-  if (merge) MergeRange<kThreads, kBucketSliceShift>(w, slice, lanes, /*lock=*/nullptr, staged);  // ends with a barrier
+  // One round of chunks per thread (a misaligned slice's extra chunk takes a second).
+  constexpr int kInFlight = static_cast<int>(kBucketSliceBins / 16 / kThreads);
+  static_assert(kInFlight >= 1 && kInFlight * kThreads == static_cast<int>(kBucketSliceBins / 16), "whole rounds");
+  if (merge) MergeChunks<kThreads, SliceChunks, kInFlight>(chunks, cap, lanes, /*lock=*/nullptr, staged);  // ends with a barrier
   else __syncthreads();  // staged is rewritten by the next unit
   StampTimeline<kBucketUnitStamps>(p.bench_units, u, 3);
 }

@@ -174,16 +174,35 @@ __device__ __forceinline__ void AcquireRangeLock(uint32_t* lock) {
 }
 
 // The 16-byte chunks that hold bins [lo, hi) of a histogram at `bins`: chunk c_lo + t for
-// t < chunks, from the 16-byte-aligned `base` (MergeRange's numbering).
+// t < chunks, from the 16-byte-aligned `base` (MergeRange's numbering). Also the chunk
+// placement MergeChunks takes (a contiguous range; agent_bucketed.cuh has an interleaved
+// one): chunk t is base[Chunk(t)], its byte q is lane Lane0(t) + q, and Bytes(t) says
+// which of its bytes [*qa, *qb) belong to the range (the others are a neighbour's).
 struct RangeChunks {
   uint4* base;
   uint32_t c_lo, chunks;
+  uint32_t b_lo, b_hi;  // the range's bytes from base
   __device__ RangeChunks(const uint8_t* bins, uint32_t lo, uint32_t hi) {
     const uintptr_t a = reinterpret_cast<uintptr_t>(bins);
     base = reinterpret_cast<uint4*>(a & ~uintptr_t{15});
     const uint32_t misalign = static_cast<uint32_t>(a & 15);
     c_lo = (misalign + lo) >> 4;
     chunks = ((misalign + hi - 1) >> 4) - c_lo + 1;
+    b_lo = misalign + lo;
+    b_hi = misalign + hi;
+  }
+  __device__ uint32_t Chunk(uint32_t t) const { return c_lo + t; }
+  __device__ int Lane0(uint32_t t) const { return static_cast<int>(16 * (c_lo + t)) - static_cast<int>(b_lo); }
+  __device__ void Bytes(uint32_t t, uint32_t* qa, uint32_t* qb) const {
+    const uint32_t first = 16 * (c_lo + t);
+    *qa = first < b_lo ? b_lo - first : 0u;
+    *qb = b_hi - first < 16u ? b_hi - first : 16u;
+  }
+  // Every byte is the range's: the chunk has no other writer in a launch that gives the
+  // range one unit.
+  __device__ bool Owned(uint32_t t) const {
+    const uint32_t first = 16 * (c_lo + t);
+    return first >= b_lo && first + 16 <= b_hi;
   }
 };
 
@@ -194,79 +213,61 @@ __device__ __forceinline__ uint32_t RangeEnd(const HistogramWork& w, uint32_t r)
   return static_cast<uint32_t>(bins - lo < (uint64_t{1} << kRangeShift) ? bins : lo + (uint64_t{1} << kRangeShift));
 }
 
-// Merges range r of item w (bins [r << kRangeShift, ...) of the histogram) from
-// `lanes` (16-bit counts, clamped to cap here) into the global bytes, while the block holds
-// the range's lock (AcquireRangeLock; released here): a 16-byte chunk that lies wholly
-// inside the range is read, saturated and stored (no other writer can touch it: other
-// items' units of this range wait for the lock, other ranges and histograms own other
-// bytes, and the launch's word updates are complete); a chunk shared with a neighbour (a
-// misaligned histogram or range end) is merged word by word with MergeWordsAt, the exact
-// update every other writer of those bytes uses. Chunks whose lanes are all zero are skipped.
-// lock == nullptr: the caller is the only writer of the range's owned chunks in this launch
-// (the bucketed strategy folds all items of a histogram in one unit); nothing is released.
-// Every lane is read by exactly one thread (the one whose chunk holds its byte), which zeroes
-// it after reading: the lanes are clear for the block's next unit after the final barrier
-// (H100, Roulo: a separate clear and its barrier took 1.4 us of a 10.5 us unit).
-// kRangeShift: log2 of the range's bins (the deferred fold's 64K; the bucketed strategy's
-// slices, bucketed_layout.h). staged: when not null, the range's 16-byte chunks as read
-// earlier by the caller (RangeChunks) while nobody else could change them (the caller held
-// the range's lock, or is its only writer), in place of the loads here.
-template <int kThreads, int kRangeShift = kDeferRangeShift>
-__device__ void MergeRange(const HistogramWork& w, uint32_t r, uint32_t* lanes, uint32_t* lock,
-                           const uint4* staged = nullptr) {
-  const uintptr_t a = reinterpret_cast<uintptr_t>(w.bins);
-  const uint32_t lo = r << kRangeShift;
-  const uint32_t hi = RangeEnd<kRangeShift>(w, r);
-  const uint32_t cap = w.cap, cap4 = Replicate4(cap), cap2 = cap * 0x00010001u;
-  const RangeChunks range(w.bins, lo, hi);
+// MergeRange's body for any chunk placement (RangeChunks, or the bucketed strategy's
+// interleaved slices): chunk t of `range` holds lanes Lane0(t) + q for its bytes q in
+// Bytes(t). `range.chunks` chunks; the lanes are cleared as read; ends with a barrier.
+// kInFlight: chunks per thread whose loads are in flight together.
+template <int kThreads, class Chunks, int kInFlight = 4>
+__device__ void MergeChunks(const Chunks& range, uint32_t cap, uint32_t* lanes, uint32_t* lock,
+                            const uint4* staged) {
+  const uint32_t cap4 = Replicate4(cap), cap2 = cap * 0x00010001u;
   uint4* base = range.base;
-  const uint32_t misalign = static_cast<uint32_t>(a & 15);
-  const uint32_t b_lo = misalign + lo, b_hi = misalign + hi;
-  const uint32_t c_lo = range.c_lo, chunks = range.chunks;
+  const uint32_t chunks = range.chunks;
   uint4* lane_vec = reinterpret_cast<uint4*>(lanes);
   uint16_t* lane16 = reinterpret_cast<uint16_t*>(lanes);
-  for (uint32_t t0 = threadIdx.x; t0 < chunks; t0 += 4 * kThreads) {
-    uint4 inc[4], seen[4];
-    bool owned[4], any[4], from_lanes[4];
+  for (uint32_t t0 = threadIdx.x; t0 < chunks; t0 += kInFlight * kThreads) {
+    uint4 inc[kInFlight], seen[kInFlight];
+    bool owned[kInFlight], any[kInFlight], from_lanes[kInFlight];
 #pragma unroll
-    for (int j = 0; j < 4; ++j) {
+    for (int j = 0; j < kInFlight; ++j) {
       const uint32_t t = t0 + j * kThreads;
       inc[j] = make_uint4(0, 0, 0, 0);
-      const uint32_t first = 16 * (c_lo + t);
-      owned[j] = t < chunks && first >= b_lo && first + 16 <= b_hi;
-      // An aligned, owned chunk t holds lanes 16t .. 16t + 15: merged straight from them
-      // (read again below rather than held in registers).
-      from_lanes[j] = owned[j] && misalign == 0;
+      uint32_t qa = 0, qb = 0;
+      if (t < chunks) range.Bytes(t, &qa, &qb);
+      owned[j] = qa == 0 && qb == 16;
+      const int lane0 = range.Lane0(t);
+      // An owned chunk whose lanes are 16-aligned holds lanes lane0 .. lane0 + 15: merged
+      // straight from them (read again below rather than held in registers).
+      from_lanes[j] = owned[j] && (lane0 & 15) == 0;
       if (from_lanes[j]) {
-        const uint4 l0 = lane_vec[2 * t], l1 = lane_vec[2 * t + 1];
+        const uint4 l0 = lane_vec[lane0 / 8], l1 = lane_vec[lane0 / 8 + 1];
         any[j] = (l0.x | l0.y | l0.z | l0.w | l1.x | l1.y | l1.z | l1.w) != 0;
       } else {
         uint32_t word[4] = {0, 0, 0, 0};
-        if (t < chunks) {
 #pragma unroll
-          for (int q = 0; q < 16; ++q) {
-            const uint32_t byte = first + q;
-            if (byte < b_lo || byte >= b_hi) continue;
-            const uint32_t n = ReadLane16(lanes, byte - b_lo);
-            word[q / 4] |= (n < cap ? n : cap) << (8 * (q % 4));
-            if (n != 0) lane16[byte - b_lo] = 0;  // cleared for the next unit (one lane: the
-          }                                       // word's other lane may be a neighbour's)
-        }
+        for (uint32_t q = 0; q < 16; ++q) {
+          if (q < qa || q >= qb) continue;
+          const uint32_t lane = static_cast<uint32_t>(lane0 + static_cast<int>(q));
+          const uint32_t n = ReadLane16(lanes, lane);
+          word[q / 4] |= (n < cap ? n : cap) << (8 * (q % 4));
+          if (n != 0) lane16[lane] = 0;  // cleared for the next unit (one lane: the word's
+        }                                // other lane may be a neighbour's)
         inc[j] = make_uint4(word[0], word[1], word[2], word[3]);
         any[j] = (word[0] | word[1] | word[2] | word[3]) != 0;
       }
-      seen[j] = !(owned[j] && any[j]) ? make_uint4(0, 0, 0, 0) : staged != nullptr ? staged[t] : __ldcg(base + c_lo + t);
+      seen[j] = !(owned[j] && any[j]) ? make_uint4(0, 0, 0, 0) : staged != nullptr ? staged[t] : __ldcg(base + range.Chunk(t));
     }
 #pragma unroll
-    for (int j = 0; j < 4; ++j) {
+    for (int j = 0; j < kInFlight; ++j) {
       if (!any[j]) continue;
-      const uint32_t t = t0 + j * kThreads, chunk = c_lo + t;
+      const uint32_t t = t0 + j * kThreads, chunk = range.Chunk(t);
       if (owned[j]) {
         uint4 next;
         if (from_lanes[j]) {
-          const uint4 l0 = lane_vec[2 * t], l1 = lane_vec[2 * t + 1];
-          lane_vec[2 * t] = make_uint4(0, 0, 0, 0);  // cleared for the next unit
-          lane_vec[2 * t + 1] = make_uint4(0, 0, 0, 0);
+          const uint32_t v = static_cast<uint32_t>(range.Lane0(t)) / 8;
+          const uint4 l0 = lane_vec[v], l1 = lane_vec[v + 1];
+          lane_vec[v] = make_uint4(0, 0, 0, 0);  // cleared for the next unit
+          lane_vec[v + 1] = make_uint4(0, 0, 0, 0);
           next = make_uint4(MergeWordFromLanes(seen[j].x, l0.x, l0.y, cap2), MergeWordFromLanes(seen[j].y, l0.z, l0.w, cap2),
                             MergeWordFromLanes(seen[j].z, l1.x, l1.y, cap2), MergeWordFromLanes(seen[j].w, l1.z, l1.w, cap2));
         } else {
@@ -292,6 +293,30 @@ __device__ void MergeRange(const HistogramWork& w, uint32_t r, uint32_t* lanes, 
     __threadfence();
     atomicExch(lock, 0u);
   }
+}
+
+// Merges range r of item w (bins [r << kRangeShift, ...) of the histogram) from
+// `lanes` (16-bit counts, clamped to cap here) into the global bytes, while the block holds
+// the range's lock (AcquireRangeLock; released here): a 16-byte chunk that lies wholly
+// inside the range is read, saturated and stored (no other writer can touch it: other
+// items' units of this range wait for the lock, other ranges and histograms own other
+// bytes, and the launch's word updates are complete); a chunk shared with a neighbour (a
+// misaligned histogram or range end) is merged word by word with MergeWordsAt, the exact
+// update every other writer of those bytes uses. Chunks whose lanes are all zero are skipped.
+// lock == nullptr: the caller is the only writer of the range's owned chunks in this launch
+// (the bucketed strategy folds all items of a histogram in one unit); nothing is released.
+// Every lane is read by exactly one thread (the one whose chunk holds its byte), which zeroes
+// it after reading: the lanes are clear for the block's next unit after the final barrier
+// (H100, Roulo: a separate clear and its barrier took 1.4 us of a 10.5 us unit).
+// kRangeShift: log2 of the range's bins (the deferred fold's 64K; the bucketed strategy's
+// slices, bucketed_layout.h). staged: when not null, the range's 16-byte chunks as read
+// earlier by the caller (RangeChunks) while nobody else could change them (the caller held
+// the range's lock, or is its only writer), in place of the loads here.
+template <int kThreads, int kRangeShift = kDeferRangeShift>
+__device__ void MergeRange(const HistogramWork& w, uint32_t r, uint32_t* lanes, uint32_t* lock,
+                           const uint4* staged = nullptr) {
+  const RangeChunks range(w.bins, r << kRangeShift, RangeEnd<kRangeShift>(w, r));
+  MergeChunks<kThreads>(range, w.cap, lanes, lock, staged);
 }
 
 // The second kernel's block: (work item, range) units dealt round-robin. `lanes` holds

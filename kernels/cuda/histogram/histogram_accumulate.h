@@ -67,7 +67,8 @@ enum class HistogramStrategy : uint8_t {
                      // folded together, and histograms must not overlap except for sharing
                      // a word at their ends. At most kClusterResidentMaxItems items; the
                      // 32-bit-lane config needs total_samples < 2^32.
-  kBucketed,    // one cooperative launch: tiles counting-sorted by 16K-bin slice into
+  kBucketed,    // one cooperative launch: tiles counting-sorted by 16K-bin slice (interleaved
+                // 64-bin granules of aligned histograms) into
                 // records, a grid barrier, then each (histogram, slice) counted on chip and
                 // merged once (agent_bucketed.cuh). At most kBucketMaxItems (1024) items;
                 // items with the same `bins` pointer are one histogram (same shape and cap).
@@ -89,6 +90,11 @@ struct HistogramAccumulateOptions {
   bool work_by_value = true;     // kBucketed: take HistogramAccumulateArgs::host_work as a
                                  // kernel parameter when given and small enough; false: read the
                                  // device work list (tests and benchmarks compare the two)
+  bool interleave_slices = true; // kBucketed: deal a 16-byte-aligned histogram's bins to its
+                                 // slices in rotated 64-bin granules (BucketSliceMap); false:
+                                 // contiguous 16K-bin slices (tests and benchmarks compare)
+  uint32_t slice_granule_bins = 0;  // kBucketed, interleaved: bins per granule, a power of two
+                                    // from 16 to 16384; 0 = 2^kBucketGranuleShift (64)
   uint32_t bench_probe = 0;      // benchmark phase probes (tile_view.cuh); results WRONG
   unsigned long long* bench_timeline = nullptr;  // benchmark: when set, kTimelineStamps
                                  // globaltimer stamps per plan tile (tile_view.cuh), device;

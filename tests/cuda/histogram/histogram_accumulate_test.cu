@@ -187,6 +187,27 @@ TEST(CudaHistogramAccumulate, LargeAndSmallHistogramsInOneLaunch) {
   SweepAndCompare(hists, items, "4.2M-bin histogram with small ones");
 }
 
+// Interleaved slices (BucketSliceMap): a 16-byte-aligned histogram whose bin count is not a
+// multiple of 16 (its last chunk is shared with the next histogram, a one-bin one, and is
+// merged by CAS from both sides), then an aligned 1000 x 1000 one; clustered eyes, a hot
+// last bin and small caps, one message-sized item each, as a daemon batch.
+TEST(CudaHistogramAccumulate, InterleavedSlicesAndTheirSharedLastChunk) {
+  HISTD_REQUIRE_GPU();
+  std::mt19937_64 rng(TestSeed() ^ 5);
+  std::vector<HostHistogram> hists = {MakeHist(1001, 999, 255), MakeHist(1, 1, 2), MakeHist(1000, 1000, 3)};
+  ASSERT_EQ((hists[0].bins.size() + hists[1].bins.size()) % 16, 0u) << "the third histogram starts aligned";
+  FillStart(&hists[0], 1, rng);
+  FillStart(&hists[2], 3, rng);
+  const uint32_t last = 1001 * 999 - 1;
+  std::vector<HostItem> items;
+  items.push_back(IndexItem(0, Clustered(rng(), 1u << 18, 1001, 999, {500.f, 499.f, 8.f, 64.f, 0.1f})));
+  items.push_back(IndexItem(0, std::vector<uint32_t>(3000, last)));
+  items.push_back(IndexItem(1, std::vector<uint32_t>(5, 0)));
+  items.push_back(IndexItem(2, Clustered(rng(), 1u << 18, 1000, 1000, {20.f, 990.f, 4.f, 16.f, 0.05f})));
+  items.push_back(IndexItem(2, Uniform(rng(), 1u << 16, 1000 * 1000)));
+  SweepAndCompare(hists, items, "interleaved slices");
+}
+
 TEST(CudaHistogramAccumulate, EmptyWorkListsAreNoOps) {
   HISTD_REQUIRE_GPU();
   std::vector<HostHistogram> hists = {MakeHist(4, 4, 9)};
@@ -223,6 +244,14 @@ TEST(CudaHistogramAccumulate, CanImplementRejectsBadArguments) {
   EXPECT_EQ(op.can_implement(a).code(), absl::StatusCode::kInvalidArgument);
   a.options.defer_bins_per_miss = 1u << 24;
   EXPECT_TRUE(op.can_implement(a).ok());
+  for (uint32_t g : {8u, 48u, 32768u}) {
+    a.options.slice_granule_bins = g;
+    EXPECT_EQ(op.can_implement(a).code(), absl::StatusCode::kInvalidArgument) << g;
+  }
+  for (uint32_t g : {16u, 64u, 16384u}) {
+    a.options.slice_granule_bins = g;
+    EXPECT_TRUE(op.can_implement(a).ok()) << g;
+  }
   // The bucketed strategy keeps its items' prefixes on chip: at most kBucketMaxItems. kAuto
   // then takes the hot-window path instead.
   a.options = {};

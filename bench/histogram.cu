@@ -263,6 +263,9 @@ void RunWorkload(Setup& s, double copy_gbs) {
   hc::HistogramAccumulateOptions device_work;  // the A/B of the work list by value (bucketed launches)
   device_work.work_by_value = false;
   prods.push_back({"production default, work list read from device memory (not by value)", device_work});
+  hc::HistogramAccumulateOptions contiguous;  // the A/B of interleaved slices (bucketed launches)
+  contiguous.interleave_slices = false;
+  prods.push_back({"production default, contiguous 16K-bin bucketed slices (not interleaved)", contiguous});
   for (int c = 0; c < histd::cuda::histogram::kHotWindowConfigCount; ++c) {
     const auto& k = histd::cuda::histogram::kHotWindowConfigs[c];
     hc::HistogramAccumulateOptions o;

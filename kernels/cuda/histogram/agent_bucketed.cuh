@@ -49,8 +49,7 @@ struct BucketedParams {
   // The work list by value (HistogramAccumulateArgs::host_work), when work_count <=
   // kBucketInlineItems; else by_value is false and only `work` is read.
   bool by_value;
-  bool interleave;          // HistogramAccumulateOptions::interleave_slices
-  uint32_t granule_shift;   // log2 of slice_granule_bins
+  bool interleave;  // HistogramAccumulateOptions::interleave_slices
   HistogramWork inline_work[kBucketInlineItems];
 };
 
@@ -81,10 +80,8 @@ struct BucketedShared {
 
 // How item w's histogram is sliced (bucketed_layout.h): interleaved when its bins are
 // 16-byte aligned (every histogram the daemon allocates) and `interleave`, else contiguous.
-// granule_shift: BucketSliceMap::For's (BucketedParams::granule_shift).
-__device__ __forceinline__ BucketSliceMap SliceMapOf(const HistogramWork& w, bool interleave, uint32_t granule_shift) {
-  return BucketSliceMap::For(uint64_t{w.rows} * w.cols, interleave && (reinterpret_cast<uintptr_t>(w.bins) & 15) == 0,
-                             granule_shift);
+__device__ __forceinline__ BucketSliceMap SliceMapOf(const HistogramWork& w, bool interleave) {
+  return BucketSliceMap::For(uint64_t{w.rows} * w.cols, interleave && (reinterpret_cast<uintptr_t>(w.bins) & 15) == 0);
 }
 
 // The 16-byte chunks of slice `slice` of w's histogram, for MergeChunks and the staging
@@ -98,8 +95,7 @@ struct SliceChunks {
   uint4* base;
   uint32_t chunks;
   bool interleaved;
-  // Contiguous: c_lo, b_lo, b_hi (RangeChunks). Interleaved: slice, rotation, the map's
-  // log2 | granule shift << 8, bins.
+  // Contiguous: c_lo, b_lo, b_hi (RangeChunks). Interleaved: slice, rotation, log2, bins.
   uint32_t a, b, c, d;
   __device__ SliceChunks(const HistogramWork& w, const BucketSliceMap& m, uint32_t slice) {
     interleaved = m.Interleaved();
@@ -108,7 +104,7 @@ struct SliceChunks {
       chunks = kBucketSliceBins / 16;
       a = slice;
       b = m.rotation;
-      c = m.log2 | m.shift << 8;
+      c = m.log2;  // the granule is kBucketGranuleShift (BucketSliceMap::For's default)
       d = w.rows * w.cols;  // <= 4M: bucketed
     } else {
       const RangeChunks r(w.bins, slice << kBucketSliceShift, RangeEnd<kBucketSliceShift>(w, slice));
@@ -122,24 +118,17 @@ struct SliceChunks {
   }
   // Interleaved: the first bin of chunk t (BucketSliceMap::Bin with lane 16t).
   __device__ uint32_t FirstBin(uint32_t t) const {
-    const uint32_t log2 = c & 0xFFu, shift = c >> 8;
-    const uint32_t round = t >> (shift - 4);
-    return ((round << log2) | ((a - round * b) & ((1u << log2) - 1u))) << shift | ((16 * t) & ((1u << shift) - 1u));
+    constexpr uint32_t kShift = kBucketGranuleShift;
+    const uint32_t round = t >> (kShift - 4);
+    return ((round << c) | ((a - round * b) & ((1u << c) - 1u))) << kShift | ((16 * t) & ((1u << kShift) - 1u));
   }
-  __device__ uint32_t Chunk(uint32_t t) const { return interleaved ? FirstBin(t) >> 4 : a + t; }
-  __device__ int Lane0(uint32_t t) const {
-    return interleaved ? static_cast<int>(16 * t) : static_cast<int>(16 * (a + t)) - static_cast<int>(b);
-  }
-  __device__ void Bytes(uint32_t t, uint32_t* qa, uint32_t* qb) const {
+  __device__ void Place(uint32_t t, uint32_t* chunk, int* lane0, uint32_t* qa, uint32_t* qb) const {
     const uint32_t first = interleaved ? FirstBin(t) : 16 * (a + t);
     const uint32_t lo = interleaved ? 0u : b, hi = interleaved ? d : c;
+    *chunk = first >> 4;
+    *lane0 = interleaved ? static_cast<int>(16 * t) : static_cast<int>(first) - static_cast<int>(b);
     *qa = first < lo ? lo - first : 0u;
     *qb = first >= hi ? 0u : hi - first < 16u ? hi - first : 16u;
-  }
-  __device__ bool Owned(uint32_t t) const {
-    uint32_t qa, qb;
-    Bytes(t, &qa, &qb);
-    return qa == 0 && qb == 16;
   }
 };
 
@@ -179,7 +168,7 @@ __device__ void PlanBucketedTiles(const BucketedParams& p, BucketedShared<kThrea
 
 // GroupBucketedItems for at most 32 items: one warp, __match_any_sync and warp scans.
 __device__ __forceinline__ void GroupBucketedItemsInWarp(const HistogramWork* work, int n, bool interleave,
-                                                         uint32_t granule_shift, uint32_t* tile_start, uint32_t* unit_start,
+                                                         uint32_t* tile_start, uint32_t* unit_start,
                                                          uint32_t* member_tiles, uint32_t* group, uint16_t* member) {
   const int lane = threadIdx.x & 31;
   const bool valid = lane < n;
@@ -189,7 +178,7 @@ __device__ __forceinline__ void GroupBucketedItemsInWarp(const HistogramWork* wo
     const HistogramWork& w = work[lane];
     ptr = reinterpret_cast<uintptr_t>(w.bins);
     const uint64_t bins = uint64_t{w.rows} * w.cols;
-    units = BucketsItem(bins) ? SliceMapOf(w, interleave, granule_shift).units : 0u;
+    units = BucketsItem(bins) ? SliceMapOf(w, interleave).units : 0u;
   }
   const unsigned same = __match_any_sync(0xffffffffu, ptr) & __ballot_sync(0xffffffffu, valid);
   const int lead = valid ? __ffs(same) - 1 : lane;
@@ -229,7 +218,7 @@ __device__ void GroupBucketedItems(const BucketedParams& p, BucketedShared<kThre
   constexpr int kPer = Shared::kItemsPerThread;
   if (p.work_count <= 32) {
     if (threadIdx.x < 32)
-      GroupBucketedItemsInWarp(s.work, p.work_count, p.interleave, p.granule_shift, s.tile_start, s.unit_start, s.member_tiles,
+      GroupBucketedItemsInWarp(s.work, p.work_count, p.interleave, s.tile_start, s.unit_start, s.member_tiles,
                                s.group, s.member);
     __syncthreads();
     return;
@@ -256,7 +245,7 @@ __device__ void GroupBucketedItems(const BucketedParams& p, BucketedShared<kThre
     const HistogramWork& w = s.work[i];
     const unsigned long long b = reinterpret_cast<uintptr_t>(w.bins);
     const uint64_t bins = uint64_t{w.rows} * w.cols;
-    packed[k] = BucketsItem(bins) ? SliceMapOf(w, p.interleave, p.granule_shift).units : 0u;
+    packed[k] = BucketsItem(bins) ? SliceMapOf(w, p.interleave).units : 0u;
     uint32_t h = static_cast<uint32_t>(((b >> 4) * 0x9E3779B97F4A7C15ull) >> 53) & (kSlots - 1);
     while (true) {  // linear probing; a slot is taken for good by its first pointer
       const unsigned long long old = atomicCAS(key + h, 0ull, b);
@@ -325,7 +314,7 @@ __device__ void BucketTile(const BucketedParams& p, BucketedShared<kThreads>& s,
   const uint32_t cols = w.cols;
   const uint64_t bins = uint64_t{w.rows} * cols;
   const bool bucketed = BucketsItem(bins);  // block-uniform
-  const BucketSliceMap map = SliceMapOf(w, p.interleave, p.granule_shift);
+  const BucketSliceMap map = SliceMapOf(w, p.interleave);
   const bool pairs = w.kind == 1;
   // slice_count and outflow are zero here (before the first tile, and after each).
 
@@ -367,10 +356,12 @@ __device__ void BucketTile(const BucketedParams& p, BucketedShared<kThreads>& s,
     for (int k = 0; k < kPer; ++k) bin[k] = w.bins + (ok[k] ? uint64_t{row[k]} * cols + flat[k] : 0u);
     IncrementBytes<kPer>(bin, ok, w.cap);
   }
-  uint32_t rank[kPer];
+  uint32_t rank[kPer], slice[kPer];  // each sample's slice, computed once
 #pragma unroll
-  for (int k = 0; k < kPer; ++k)
-    rank[k] = bucketed && ok[k] ? atomicAdd(&s.slice_count[map.Slice(flat[k])], 1u) : 0u;
+  for (int k = 0; k < kPer; ++k) {
+    slice[k] = map.Slice(flat[k]);
+    rank[k] = bucketed && ok[k] ? atomicAdd(&s.slice_count[slice[k]], 1u) : 0u;
+  }
   __syncthreads();  // the slice counts and the outflow sums are complete
   if (tid == 0 && n != 0) {  // thread 0 alone reads the outflow sums and zeroes them for the next tile
     HistogramOutflow* o = p.outflow + item;
@@ -400,7 +391,7 @@ __device__ void BucketTile(const BucketedParams& p, BucketedShared<kThreads>& s,
 #pragma unroll
     for (int k = 0; k < kPer; ++k)
       if (ok[k])
-        sorted[s.slice_count[map.Slice(flat[k])] + rank[k]] = static_cast<uint16_t>(map.Lane(flat[k]));
+        sorted[s.slice_count[slice[k]] + rank[k]] = static_cast<uint16_t>(map.Lane(flat[k]));
     __syncthreads();
     const uint4* from = reinterpret_cast<const uint4*>(sorted);
     uint4* to = reinterpret_cast<uint4*>(record + kBucketHeaderBytes);
@@ -425,12 +416,16 @@ __device__ void FoldBucketedUnit(const BucketedParams& p, BucketedShared<kThread
   StampTimeline<kBucketUnitStamps>(p.bench_units, u, 0);
   const HistogramWork& w = s.work[lead];
   const uint32_t cap = w.cap;
-  const SliceChunks chunks(w, SliceMapOf(w, p.interleave, p.granule_shift), slice);
+  const SliceChunks chunks(w, SliceMapOf(w, p.interleave), slice);
   // The owned chunks only (the merge reads no other): not a first or last chunk that a
   // misaligned histogram shares with its neighbours, nor the last of an interleaved one
   // whose bins are not a multiple of 16.
-  for (uint32_t t = tid; t < chunks.chunks; t += kThreads)
-    if (chunks.Owned(t)) CopyAsync16(staged + t, chunks.base + chunks.Chunk(t));
+  for (uint32_t t = tid; t < chunks.chunks; t += kThreads) {
+    uint32_t chunk, qa, qb;
+    int lane0;
+    chunks.Place(t, &chunk, &lane0, &qa, &qb);
+    if (qa == 0 && qb == 16) CopyAsync16(staged + t, chunks.base + chunk);
+  }
   CommitAsyncCopies();
   const uint32_t g = s.group[lead], g0 = g >> 11, items = g & 0x7FFu;
   const uint32_t base = s.member_tiles[g0], tiles = s.member_tiles[g0 + items] - base;

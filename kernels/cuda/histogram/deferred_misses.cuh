@@ -176,8 +176,9 @@ __device__ __forceinline__ void AcquireRangeLock(uint32_t* lock) {
 // The 16-byte chunks that hold bins [lo, hi) of a histogram at `bins`: chunk c_lo + t for
 // t < chunks, from the 16-byte-aligned `base` (MergeRange's numbering). Also the chunk
 // placement MergeChunks takes (a contiguous range; agent_bucketed.cuh has an interleaved
-// one): chunk t is base[Chunk(t)], its byte q is lane Lane0(t) + q, and Bytes(t) says
-// which of its bytes [*qa, *qb) belong to the range (the others are a neighbour's).
+// one): Place(t) says that chunk t is base[*chunk], that its byte q is lane *lane0 + q, and
+// which of its bytes [*qa, *qb) belong to the range (the others are a neighbour's); the
+// chunk is the range's alone when they are all 16.
 struct RangeChunks {
   uint4* base;
   uint32_t c_lo, chunks;
@@ -191,18 +192,12 @@ struct RangeChunks {
     b_lo = misalign + lo;
     b_hi = misalign + hi;
   }
-  __device__ uint32_t Chunk(uint32_t t) const { return c_lo + t; }
-  __device__ int Lane0(uint32_t t) const { return static_cast<int>(16 * (c_lo + t)) - static_cast<int>(b_lo); }
-  __device__ void Bytes(uint32_t t, uint32_t* qa, uint32_t* qb) const {
+  __device__ void Place(uint32_t t, uint32_t* chunk, int* lane0, uint32_t* qa, uint32_t* qb) const {
     const uint32_t first = 16 * (c_lo + t);
+    *chunk = c_lo + t;
+    *lane0 = static_cast<int>(first) - static_cast<int>(b_lo);
     *qa = first < b_lo ? b_lo - first : 0u;
     *qb = b_hi - first < 16u ? b_hi - first : 16u;
-  }
-  // Every byte is the range's: the chunk has no other writer in a launch that gives the
-  // range one unit.
-  __device__ bool Owned(uint32_t t) const {
-    const uint32_t first = 16 * (c_lo + t);
-    return first >= b_lo && first + 16 <= b_hi;
   }
 };
 
@@ -214,8 +209,8 @@ __device__ __forceinline__ uint32_t RangeEnd(const HistogramWork& w, uint32_t r)
 }
 
 // MergeRange's body for any chunk placement (RangeChunks, or the bucketed strategy's
-// interleaved slices): chunk t of `range` holds lanes Lane0(t) + q for its bytes q in
-// Bytes(t). `range.chunks` chunks; the lanes are cleared as read; ends with a barrier.
+// interleaved slices; each chunk is placed once): `range.chunks` chunks; the lanes are
+// cleared as read; ends with a barrier.
 // kInFlight: chunks per thread whose loads are in flight together.
 template <int kThreads, class Chunks, int kInFlight = 4>
 __device__ void MergeChunks(const Chunks& range, uint32_t cap, uint32_t* lanes, uint32_t* lock,
@@ -227,20 +222,25 @@ __device__ void MergeChunks(const Chunks& range, uint32_t cap, uint32_t* lanes, 
   uint16_t* lane16 = reinterpret_cast<uint16_t*>(lanes);
   for (uint32_t t0 = threadIdx.x; t0 < chunks; t0 += kInFlight * kThreads) {
     uint4 inc[kInFlight], seen[kInFlight];
+    uint32_t chunk_of[kInFlight];
+    int lane_of[kInFlight];
     bool owned[kInFlight], any[kInFlight], from_lanes[kInFlight];
 #pragma unroll
     for (int j = 0; j < kInFlight; ++j) {
       const uint32_t t = t0 + j * kThreads;
       inc[j] = make_uint4(0, 0, 0, 0);
       uint32_t qa = 0, qb = 0;
-      if (t < chunks) range.Bytes(t, &qa, &qb);
+      chunk_of[j] = 0;
+      lane_of[j] = 0;
+      if (t < chunks) range.Place(t, &chunk_of[j], &lane_of[j], &qa, &qb);
       owned[j] = qa == 0 && qb == 16;
-      const int lane0 = range.Lane0(t);
+      const int lane0 = lane_of[j];
       // An owned chunk whose lanes are 16-aligned holds lanes lane0 .. lane0 + 15: merged
       // straight from them (read again below rather than held in registers).
       from_lanes[j] = owned[j] && (lane0 & 15) == 0;
       if (from_lanes[j]) {
-        const uint4 l0 = lane_vec[lane0 / 8], l1 = lane_vec[lane0 / 8 + 1];
+        const uint32_t v = static_cast<uint32_t>(lane0) >> 3;  // >= 0: owned
+        const uint4 l0 = lane_vec[v], l1 = lane_vec[v + 1];
         any[j] = (l0.x | l0.y | l0.z | l0.w | l1.x | l1.y | l1.z | l1.w) != 0;
       } else {
         uint32_t word[4] = {0, 0, 0, 0};
@@ -255,16 +255,16 @@ __device__ void MergeChunks(const Chunks& range, uint32_t cap, uint32_t* lanes, 
         inc[j] = make_uint4(word[0], word[1], word[2], word[3]);
         any[j] = (word[0] | word[1] | word[2] | word[3]) != 0;
       }
-      seen[j] = !(owned[j] && any[j]) ? make_uint4(0, 0, 0, 0) : staged != nullptr ? staged[t] : __ldcg(base + range.Chunk(t));
+      seen[j] = !(owned[j] && any[j]) ? make_uint4(0, 0, 0, 0) : staged != nullptr ? staged[t] : __ldcg(base + chunk_of[j]);
     }
 #pragma unroll
     for (int j = 0; j < kInFlight; ++j) {
       if (!any[j]) continue;
-      const uint32_t t = t0 + j * kThreads, chunk = range.Chunk(t);
+      const uint32_t chunk = chunk_of[j];
       if (owned[j]) {
         uint4 next;
         if (from_lanes[j]) {
-          const uint32_t v = static_cast<uint32_t>(range.Lane0(t)) / 8;
+          const uint32_t v = static_cast<uint32_t>(lane_of[j]) >> 3;
           const uint4 l0 = lane_vec[v], l1 = lane_vec[v + 1];
           lane_vec[v] = make_uint4(0, 0, 0, 0);  // cleared for the next unit
           lane_vec[v + 1] = make_uint4(0, 0, 0, 0);

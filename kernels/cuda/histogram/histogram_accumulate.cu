@@ -290,10 +290,6 @@ absl::Status HistogramAccumulate::can_implement(const HistogramAccumulateArgs& a
       return absl::InvalidArgumentError("histogram: 32-bit resident lanes take < 2^32 samples per launch");
     return absl::OkStatus();
   }
-  const uint32_t g = o.slice_granule_bins;
-  if (g != 0 && (g < 16 || g > histogram::kBucketSliceBins || (g & (g - 1)) != 0))
-    return absl::InvalidArgumentError(
-        absl::StrFormat("histogram: slice_granule_bins %u is not a power of two in [16, 16384]", g));
   const int config_count = o.strategy == HistogramStrategy::kBucketed ? histogram::kBucketedConfigCount
                                                                        : histogram::kHotWindowConfigCount;
   if (o.config < -1 || o.config >= config_count)
@@ -376,8 +372,6 @@ absl::Status HistogramAccumulate::run(const HistogramAccumulateArgs& args, void*
                                  static_cast<uint8_t*>(workspace), o.bench_timeline, o.bench_fold_timeline};
     bp.by_value = TakesWorkByValue(args);
     bp.interleave = o.interleave_slices;
-    bp.granule_shift = o.slice_granule_bins == 0 ? histogram::kBucketGranuleShift
-                                                 : static_cast<uint32_t>(31 - __builtin_clz(o.slice_granule_bins));
     if (bp.by_value) std::copy(args.host_work, args.host_work + args.work_count, bp.inline_work);
     return histogram::LaunchBucketedConfig(o.strategy == HistogramStrategy::kBucketed ? o.config : -1, bp,
                                            histogram::BucketedLayout::For(args.total_samples, args.work_count).tiles,

@@ -93,8 +93,6 @@ struct HistogramAccumulateOptions {
   bool interleave_slices = true; // kBucketed: deal a 16-byte-aligned histogram's bins to its
                                  // slices in rotated 64-bin granules (BucketSliceMap); false:
                                  // contiguous 16K-bin slices (tests and benchmarks compare)
-  uint32_t slice_granule_bins = 0;  // kBucketed, interleaved: bins per granule, a power of two
-                                    // from 16 to 16384; 0 = 2^kBucketGranuleShift (64)
   uint32_t bench_probe = 0;      // benchmark phase probes (tile_view.cuh); results WRONG
   unsigned long long* bench_timeline = nullptr;  // benchmark: when set, kTimelineStamps
                                  // globaltimer stamps per plan tile (tile_view.cuh), device;

@@ -238,9 +238,7 @@ inline std::vector<std::pair<std::string, cuda::HistogramAccumulateOptions>> Exa
   b.work_by_value = true;
   b.interleave_slices = false;
   v.push_back({"bucketed_contiguous_slices", b});
-  b.interleave_slices = true;
-  b.slice_granule_bins = 16;  // one chunk per granule: the finest interleaving
-  v.push_back({"bucketed_granule16", b});
+
   // Every set below asks for the window explicitly: kAuto takes the bucketed strategy for
   // launches as small as most tests make.
   cuda::HistogramAccumulateOptions z;

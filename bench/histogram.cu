@@ -266,6 +266,9 @@ void RunWorkload(Setup& s, double copy_gbs) {
   hc::HistogramAccumulateOptions contiguous;  // the A/B of interleaved slices (bucketed launches)
   contiguous.interleave_slices = false;
   prods.push_back({"production default, contiguous 16K-bin bucketed slices (not interleaved)", contiguous});
+  hc::HistogramAccumulateOptions full_slices;  // the A/B of half-size slices (bucketed launches, few histograms)
+  full_slices.bucket_slice_bins = 16384;
+  prods.push_back({"production default, 16K-bin bucketed slices always (never half-size)", full_slices});
   for (int c = 0; c < histd::cuda::histogram::kHotWindowConfigCount; ++c) {
     const auto& k = histd::cuda::histogram::kHotWindowConfigs[c];
     hc::HistogramAccumulateOptions o;

@@ -7,7 +7,7 @@
 
 #include <cstdint>
 #include <random>
-#include <utility>
+#include <string>
 #include <vector>
 
 namespace histd::cuda::histogram {
@@ -58,41 +58,63 @@ TEST(BucketedLayout, RecordsCoverEverySplitOverItems) {
   }
 }
 
-// Every bin of a bucketed histogram has exactly one (slice, lane), lane < kBucketSliceBins,
-// and Bin() inverts it; contiguous maps are the plain 16K-bin slices.
+// Every bin of a bucketed histogram has exactly one (slice, lane), lane < 2^slice_shift,
+// and Bin() inverts it; contiguous maps are plain slices of 2^slice_shift bins. Full and
+// half-size slices (the latter up to 2M bins), several granules.
 TEST(BucketedLayout, SliceMapsAreBijections) {
   const uint64_t shapes[] = {1, 16, kBucketSliceBins, kBucketSliceBins + 1, 1000ull * 1000, 256ull * 8192,
                              3 * kBucketSliceBins + 77, uint64_t{kBucketMaxSlices} * kBucketSliceBins};
+  struct Variant {
+    bool aligned;
+    int slice_shift;
+    uint32_t granule_shift;
+  };
+  const Variant variants[] = {{false, kBucketSliceShift, 6}, {true, kBucketSliceShift, 6}, {true, kBucketSliceShift, 4},
+                              {true, kBucketSliceShift, 14}, {false, kBucketSmallSliceShift, 6},
+                              {true, kBucketSmallSliceShift, 6}};
   for (uint64_t bins : shapes) {
-    for (const auto [aligned, granule_shift] : {std::pair{false, 6u}, std::pair{true, 6u}, std::pair{true, 4u},
-                                                std::pair{true, 14u}}) {
-      const BucketSliceMap m = BucketSliceMap::For(bins, aligned, granule_shift);
-      const uint32_t slices = BucketSlices(bins);
-      EXPECT_EQ(m.Interleaved(), aligned && slices > 1) << bins;
+    for (const Variant& v : variants) {
+      if (BucketSlices(bins, v.slice_shift) > kBucketMaxSlices) continue;  // not bucketed this way
+      const BucketSliceMap m = BucketSliceMap::For(bins, v.aligned, v.slice_shift, v.granule_shift);
+      const uint32_t slices = BucketSlices(bins, v.slice_shift), lanes = 1u << v.slice_shift;
+      const std::string what = std::to_string(bins) + " bins, slice shift " + std::to_string(v.slice_shift) +
+                               ", granule shift " + std::to_string(v.granule_shift);
+      EXPECT_EQ(m.Interleaved(), v.aligned && slices > 1) << what;
       if (m.Interleaved()) {
-        EXPECT_GE(m.units, slices) << bins;
-        EXPECT_LT(m.units, 2 * slices) << bins;
-        EXPECT_EQ(m.units & (m.units - 1), 0u) << bins;
-        EXPECT_EQ(m.rotation % 2, 1u) << bins;
+        EXPECT_GE(m.units, slices) << what;
+        EXPECT_LT(m.units, 2 * slices) << what;
+        EXPECT_EQ(m.units & (m.units - 1), 0u) << what;
+        EXPECT_EQ(m.rotation % 2, 1u) << what;
       } else {
-        EXPECT_EQ(m.units, slices) << bins;
+        EXPECT_EQ(m.units, slices) << what;
       }
-      std::vector<uint8_t> seen(size_t{m.units} * kBucketSliceBins, 0);
+      std::vector<uint8_t> seen(size_t{m.units} * lanes, 0);
       for (uint64_t b = 0; b < bins; ++b) {
         const uint32_t bin = static_cast<uint32_t>(b), slice = m.Slice(bin), lane = m.Lane(bin);
-        ASSERT_LT(slice, m.units) << bins << " " << b;
-        ASSERT_LT(lane, kBucketSliceBins) << bins << " " << b;
+        ASSERT_LT(slice, m.units) << what << ": bin " << b;
+        ASSERT_LT(lane, lanes) << what << ": bin " << b;
         if (!m.Interleaved()) {
-          ASSERT_EQ(slice, bin >> kBucketSliceShift);
-          ASSERT_EQ(lane, bin & (kBucketSliceBins - 1));
+          ASSERT_EQ(slice, bin >> v.slice_shift);
+          ASSERT_EQ(lane, bin & (lanes - 1));
         }
-        ASSERT_EQ(m.Bin(slice, lane), bin) << bins << " " << b;
-        uint8_t& s = seen[size_t{slice} * kBucketSliceBins + lane];
-        ASSERT_EQ(s, 0) << "two bins share slice " << slice << " lane " << lane;
+        ASSERT_EQ(m.Bin(slice, lane), bin) << what << ": bin " << b;
+        uint8_t& s = seen[size_t{slice} * lanes + lane];
+        ASSERT_EQ(s, 0) << what << ": two bins share slice " << slice << " lane " << lane;
         s = 1;
       }
     }
   }
+}
+
+// Half-size slices only when the launch's histograms leave half its blocks without a unit,
+// and only for histograms of at most 256 such slices.
+TEST(BucketedLayout, HalfSizeSlicesWhenBlocksWouldIdle) {
+  EXPECT_EQ(ChooseBucketSliceShift(128, 264, 256ull * 8192), kBucketSmallSliceShift);  // 8 messages, one histogram
+  EXPECT_EQ(ChooseBucketSliceShift(128, 132, 256ull * 8192), kBucketSliceShift);       // one message
+  EXPECT_EQ(ChooseBucketSliceShift(1024, 264, 256ull * 8192), kBucketSliceShift);      // 8 histograms
+  EXPECT_EQ(ChooseBucketSliceShift(132, 264, 256ull * 8192), kBucketSmallSliceShift);
+  EXPECT_EQ(ChooseBucketSliceShift(133, 264, 256ull * 8192), kBucketSliceShift);
+  EXPECT_EQ(ChooseBucketSliceShift(1, 264, 256ull * 8192 + 1), kBucketSliceShift);  // would need 257 slices
 }
 
 // A 16-byte chunk of an interleaved slice (lanes 16t .. 16t + 15) is 16 consecutive bins

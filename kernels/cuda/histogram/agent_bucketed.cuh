@@ -50,6 +50,9 @@ struct BucketedParams {
   // kBucketInlineItems; else by_value is false and only `work` is read.
   bool by_value;
   bool interleave;  // HistogramAccumulateOptions::interleave_slices
+  // The launch's slice shift, kBucketSliceShift or kBucketSmallSliceShift, chosen on the host
+  // (BucketedSliceShift, histogram_accumulate.cu) from the work list by value.
+  int slice_shift;
   HistogramWork inline_work[kBucketInlineItems];
 };
 
@@ -76,12 +79,14 @@ struct BucketedShared {
   uint32_t sink[32];                       // CountLanes16At's adds that count nothing
   HistogramWork inline_work[kBucketInlineItems];  // the parameter's copy, when by value
   const HistogramWork* work;                      // what every phase reads: that copy or p.work
+  int slice_shift;                                // p.slice_shift
 };
 
 // How item w's histogram is sliced (bucketed_layout.h): interleaved when its bins are
 // 16-byte aligned (every histogram the daemon allocates) and `interleave`, else contiguous.
-__device__ __forceinline__ BucketSliceMap SliceMapOf(const HistogramWork& w, bool interleave) {
-  return BucketSliceMap::For(uint64_t{w.rows} * w.cols, interleave && (reinterpret_cast<uintptr_t>(w.bins) & 15) == 0);
+__device__ __forceinline__ BucketSliceMap SliceMapOf(const HistogramWork& w, bool interleave, int slice_shift) {
+  return BucketSliceMap::For(uint64_t{w.rows} * w.cols, interleave && (reinterpret_cast<uintptr_t>(w.bins) & 15) == 0,
+                             slice_shift);
 }
 
 // The 16-byte chunks of slice `slice` of w's histogram, for MergeChunks and the staging
@@ -97,17 +102,19 @@ struct SliceChunks {
   bool interleaved;
   // Contiguous: c_lo, b_lo, b_hi (RangeChunks). Interleaved: slice, rotation, log2, bins.
   uint32_t a, b, c, d;
-  __device__ SliceChunks(const HistogramWork& w, const BucketSliceMap& m, uint32_t slice) {
+  __device__ SliceChunks(const HistogramWork& w, const BucketSliceMap& m, uint32_t slice, int slice_shift) {
     interleaved = m.Interleaved();
+    const uint32_t bins = w.rows * w.cols;  // <= 4M: bucketed
     if (interleaved) {
       base = reinterpret_cast<uint4*>(w.bins);  // 16-byte aligned
-      chunks = kBucketSliceBins / 16;
+      chunks = (1u << slice_shift) / 16;
       a = slice;
       b = m.rotation;
       c = m.log2;  // the granule is kBucketGranuleShift (BucketSliceMap::For's default)
-      d = w.rows * w.cols;  // <= 4M: bucketed
+      d = bins;
     } else {
-      const RangeChunks r(w.bins, slice << kBucketSliceShift, RangeEnd<kBucketSliceShift>(w, slice));
+      const uint32_t lo = slice << slice_shift;
+      const RangeChunks r(w.bins, lo, bins - lo < (1u << slice_shift) ? bins : lo + (1u << slice_shift));
       base = r.base;
       chunks = r.chunks;
       a = r.c_lo;
@@ -168,8 +175,9 @@ __device__ void PlanBucketedTiles(const BucketedParams& p, BucketedShared<kThrea
 
 // GroupBucketedItems for at most 32 items: one warp, __match_any_sync and warp scans.
 __device__ __forceinline__ void GroupBucketedItemsInWarp(const HistogramWork* work, int n, bool interleave,
-                                                         uint32_t* tile_start, uint32_t* unit_start,
-                                                         uint32_t* member_tiles, uint32_t* group, uint16_t* member) {
+                                                         int slice_shift, uint32_t* tile_start,
+                                                         uint32_t* unit_start, uint32_t* member_tiles,
+                                                         uint32_t* group, uint16_t* member) {
   const int lane = threadIdx.x & 31;
   const bool valid = lane < n;
   unsigned long long ptr = 0;  // no histogram is at 0
@@ -178,7 +186,7 @@ __device__ __forceinline__ void GroupBucketedItemsInWarp(const HistogramWork* wo
     const HistogramWork& w = work[lane];
     ptr = reinterpret_cast<uintptr_t>(w.bins);
     const uint64_t bins = uint64_t{w.rows} * w.cols;
-    units = BucketsItem(bins) ? SliceMapOf(w, interleave).units : 0u;
+    units = BucketsItem(bins) ? SliceMapOf(w, interleave, slice_shift).units : 0u;
   }
   const unsigned same = __match_any_sync(0xffffffffu, ptr) & __ballot_sync(0xffffffffu, valid);
   const int lead = valid ? __ffs(same) - 1 : lane;
@@ -218,8 +226,8 @@ __device__ void GroupBucketedItems(const BucketedParams& p, BucketedShared<kThre
   constexpr int kPer = Shared::kItemsPerThread;
   if (p.work_count <= 32) {
     if (threadIdx.x < 32)
-      GroupBucketedItemsInWarp(s.work, p.work_count, p.interleave, s.tile_start, s.unit_start, s.member_tiles,
-                               s.group, s.member);
+      GroupBucketedItemsInWarp(s.work, p.work_count, p.interleave, s.slice_shift, s.tile_start, s.unit_start,
+                               s.member_tiles, s.group, s.member);
     __syncthreads();
     return;
   }
@@ -245,7 +253,7 @@ __device__ void GroupBucketedItems(const BucketedParams& p, BucketedShared<kThre
     const HistogramWork& w = s.work[i];
     const unsigned long long b = reinterpret_cast<uintptr_t>(w.bins);
     const uint64_t bins = uint64_t{w.rows} * w.cols;
-    packed[k] = BucketsItem(bins) ? SliceMapOf(w, p.interleave).units : 0u;
+    packed[k] = BucketsItem(bins) ? SliceMapOf(w, p.interleave, s.slice_shift).units : 0u;
     uint32_t h = static_cast<uint32_t>(((b >> 4) * 0x9E3779B97F4A7C15ull) >> 53) & (kSlots - 1);
     while (true) {  // linear probing; a slot is taken for good by its first pointer
       const unsigned long long old = atomicCAS(key + h, 0ull, b);
@@ -314,7 +322,7 @@ __device__ void BucketTile(const BucketedParams& p, BucketedShared<kThreads>& s,
   const uint32_t cols = w.cols;
   const uint64_t bins = uint64_t{w.rows} * cols;
   const bool bucketed = BucketsItem(bins);  // block-uniform
-  const BucketSliceMap map = SliceMapOf(w, p.interleave);
+  const BucketSliceMap map = SliceMapOf(w, p.interleave, s.slice_shift);
   const bool pairs = w.kind == 1;
   // slice_count and outflow are zero here (before the first tile, and after each).
 
@@ -416,7 +424,7 @@ __device__ void FoldBucketedUnit(const BucketedParams& p, BucketedShared<kThread
   StampTimeline<kBucketUnitStamps>(p.bench_units, u, 0);
   const HistogramWork& w = s.work[lead];
   const uint32_t cap = w.cap;
-  const SliceChunks chunks(w, SliceMapOf(w, p.interleave), slice);
+  const SliceChunks chunks(w, SliceMapOf(w, p.interleave, s.slice_shift), slice, s.slice_shift);
   // The owned chunks only (the merge reads no other): not a first or last chunk that a
   // misaligned histogram shares with its neighbours, nor the last of an interleaved one
   // whose bins are not a multiple of 16.
@@ -502,7 +510,10 @@ __device__ void BucketedBlock(const BucketedParams& p, uint32_t* lanes) {
     uint32_t* to = reinterpret_cast<uint32_t*>(s.inline_work);
     for (uint32_t v = tid; v < p.work_count * sizeof(HistogramWork) / 4; v += kThreads) to[v] = from[v];
   }
-  if (tid == 0) s.work = p.by_value ? s.inline_work : p.work;
+  if (tid == 0) {
+    s.work = p.by_value ? s.inline_work : p.work;
+    s.slice_shift = p.slice_shift;
+  }
   PlanBucketedTiles<kThreads>(p, s);  // ends with a barrier (s.work published)
   StampTimeline<kBucketBlockStamps>(p.bench_blocks, blockIdx.x, 1);
 

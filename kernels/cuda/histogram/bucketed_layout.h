@@ -60,19 +60,34 @@ static_assert(kBucketTileSamples <= kBucketSliceBins, "a tile's sorted u16 entri
 inline constexpr uint32_t kBucketStagedChunks = kBucketSliceBins / 16 + 1;
 inline constexpr size_t kBucketDynamicSmem = size_t{kBucketSliceBins} * 2 + size_t{kBucketStagedChunks} * 16;
 
-HISTD_HD inline uint32_t BucketSlices(uint64_t bins) {
-  return static_cast<uint32_t>((bins + kBucketSliceBins - 1) >> kBucketSliceShift);
+// slice_shift: log2 of the slice's bins, kBucketSliceShift or kBucketSmallSliceShift.
+HISTD_HD inline uint32_t BucketSlices(uint64_t bins, int slice_shift = kBucketSliceShift) {
+  return static_cast<uint32_t>((bins + (uint64_t{1} << slice_shift) - 1) >> slice_shift);
 }
 // Whether an item's samples are bucketed (else each is an exact global update at once).
 HISTD_HD inline bool BucketsItem(uint64_t bins) { return bins <= uint64_t{kBucketMaxSlices} * kBucketSliceBins; }
+
+// Half-size slices for launches with few histograms: when the launch's histograms have at
+// most half as many 16K-bin slices as the grid has blocks, half its blocks would idle while
+// the others fold (one unit each); 8K-bin slices give every block a unit of half the entries
+// (H100, 8 messages into one histogram: NOTES.md "Half-size slices"). Only histograms of at
+// most kBucketMaxSlices such slices (2M bins) can take them (the record header).
+inline constexpr int kBucketSmallSliceShift = 13;
+// The launch's slice shift: units16 = the 16K-bin slices of its distinct histograms, blocks =
+// the grid, max_bins = its largest bucketed histogram.
+HISTD_HD inline int ChooseBucketSliceShift(uint64_t units16, uint32_t blocks, uint64_t max_bins) {
+  return units16 * 2 <= blocks && max_bins <= (uint64_t{kBucketMaxSlices} << kBucketSmallSliceShift)
+             ? kBucketSmallSliceShift
+             : kBucketSliceShift;
+}
 
 // Interleaved slices deal a histogram's bins out in granules of 64 consecutive bins (64
 // bytes: two DRAM sectors, four merge chunks).
 inline constexpr uint32_t kBucketGranuleShift = 6;
 
 // Which slice (unit) counts a bin, and the bin's lane within it: a bijection from the bins
-// of one bucketed histogram onto (slice, lane < kBucketSliceBins).
-//   Contiguous: slice b >> 14 holds bins [16K * slice, 16K * (slice + 1)).
+// of one bucketed histogram onto (slice, lane < 2^slice_shift <= kBucketSliceBins).
+//   Contiguous: slice b >> s holds bins [2^s * slice, 2^s * (slice + 1)), s the slice shift.
 //   Interleaved (a 16-byte-aligned histogram of more than one slice): 2^L slices, L the
 //   fewest that cover the bins; granule g = b >> 6 is dealt to slice
 //   ((g mod 2^L) + (g >> L) * rotation) mod 2^L, as lane (g >> L) * 64 + b mod 64. Each
@@ -83,8 +98,8 @@ inline constexpr uint32_t kBucketGranuleShift = 6;
 //   gaussian on 1000 x 1000 bins 2.8% instead of 62%. A unit's slice then touches 64-byte
 //   runs 2^L granules apart; every 16-byte chunk lies in one granule, so it still has one
 //   writer. (Misaligned histograms stay contiguous: their chunks would straddle granules.)
-// The one formula below covers both: contiguous is granule shift 14 with L = 8 (the round
-// g >> 8 is always 0 below the 4M-bin bucketing limit).
+// The one formula below covers both: contiguous is granule shift s with L = 8 (the round
+// g >> 8 is always 0 below 256 slices, the bucketing limit).
 struct BucketSliceMap {
   uint32_t units;     // slices (units of phase 3) of the histogram
   uint32_t shift;     // log2 of the granule's bins
@@ -95,9 +110,11 @@ struct BucketSliceMap {
   // granule_shift: log2 of an interleaved granule's bins, 4 (one chunk) .. kBucketSliceShift;
   // the kernel takes kBucketGranuleShift (H100, message launches: 64 bins balanced best;
   // 16 and 32 cost uniform data up to 15%, 1K and 16K gave up the clustered gain; NOTES.md).
-  HISTD_HD static BucketSliceMap For(uint64_t bins, bool aligned16, uint32_t granule_shift = kBucketGranuleShift) {
-    const uint32_t slices = BucketSlices(bins);
-    if (!aligned16 || slices <= 1) return BucketSliceMap{slices, static_cast<uint32_t>(kBucketSliceShift), 8u, 1u, false};
+  // slice_shift: log2 of a slice's bins (ChooseBucketSliceShift); bins <= 256 such slices.
+  HISTD_HD static BucketSliceMap For(uint64_t bins, bool aligned16, int slice_shift = kBucketSliceShift,
+                                     uint32_t granule_shift = kBucketGranuleShift) {
+    const uint32_t slices = BucketSlices(bins, slice_shift);
+    if (!aligned16 || slices <= 1) return BucketSliceMap{slices, static_cast<uint32_t>(slice_shift), 8u, 1u, false};
     // ceil(log2(slices)), slices >= 2; no loop: every tile and unit computes its map.
 #if defined(__CUDA_ARCH__)
     const uint32_t log2 = 32u - static_cast<uint32_t>(__clz(slices - 1u));
@@ -116,7 +133,7 @@ struct BucketSliceMap {
   HISTD_HD uint32_t Lane(uint32_t bin) const {
     return ((bin >> shift) >> log2) << shift | (bin & ((1u << shift) - 1u));
   }
-  // The bin at `lane` of `slice` (lane < kBucketSliceBins); may be past the histogram's
+  // The bin at `lane` of `slice` (lane < 2^slice_shift); may be past the histogram's
   // last bin when interleaved.
   HISTD_HD uint32_t Bin(uint32_t slice, uint32_t lane) const {
     const uint32_t round = lane >> shift, mask = (1u << log2) - 1u;

@@ -141,8 +141,29 @@ __global__ void __launch_bounds__(kBucketedConfigs[kConfig].threads, kBucketedCo
 // Launched cooperatively (the kernel has one grid barrier): one block per plan tile, at
 // least one per SM (a histogram's slices are units too), at most every resident block.
 // tile_bound: BucketedLayout's bound on the plan's tiles.
+// The launch's slice shift (bucketed_layout.h), from the work list by value: half-size slices
+// when its distinct histograms' 16K-bin slices would leave half the grid without a unit
+// (ChooseBucketSliceShift), else kBucketSliceShift; always the latter when the list is in
+// device memory only. slice_bins: HistogramAccumulateOptions::bucket_slice_bins (0 = choose,
+// 16384 = never half-size, 8192 = half-size wherever the histograms allow it).
+int BucketedSliceShift(const BucketedParams& p, uint64_t blocks, uint32_t slice_bins) {
+  if (!p.by_value || slice_bins == 16384) return kBucketSliceShift;
+  uint64_t units16 = 0, max_bins = 0;
+  for (int i = 0; i < p.work_count; ++i) {
+    const HistogramWork& w = p.inline_work[i];
+    const uint64_t bins = uint64_t{w.rows} * w.cols;
+    if (!BucketsItem(bins)) continue;  // updated at once, not sliced
+    max_bins = std::max(max_bins, bins);
+    bool first = true;  // a histogram's slices count once (its first item owns its units)
+    for (int j = 0; j < i && first; ++j) first = p.inline_work[j].bins != w.bins;
+    if (first) units16 += BucketSlices(bins);
+  }
+  return slice_bins == 8192 ? ChooseBucketSliceShift(0, 0, max_bins) : ChooseBucketSliceShift(units16, blocks, max_bins);
+}
+
 template <int kConfig>
-absl::Status LaunchBucketed(const BucketedParams& p, uint64_t tile_bound, int sm_count, cudaStream_t stream) {
+absl::Status LaunchBucketed(const BucketedParams& request, uint32_t slice_bins, uint64_t tile_bound, int sm_count,
+                            cudaStream_t stream) {
   constexpr BucketedConfig c = kBucketedConfigs[kConfig];
   static_assert(c.blocks_per_sm * (kBucketDynamicSmem + sizeof(BucketedShared<c.threads>) + kReservedPerBlock) <=
                     kSharedPerSm,
@@ -151,19 +172,21 @@ absl::Status LaunchBucketed(const BucketedParams& p, uint64_t tile_bound, int sm
   if (!per_sm.ok()) return per_sm.status();
   const uint64_t resident = uint64_t(sm_count) * uint64_t(*per_sm);
   const uint64_t blocks = std::min(std::max(tile_bound, uint64_t(sm_count)), resident);
+  BucketedParams p = request;
+  p.slice_shift = BucketedSliceShift(request, blocks, slice_bins);
   ExtendedLaunchConfig launch(dim3(static_cast<unsigned>(blocks)), dim3(c.threads), kBucketDynamicSmem, stream,
                               /*dependent=*/false, dim3(0, 0, 0), /*cooperative=*/true);
   HISTD_CUDA_RETURN_IF_ERROR(cudaLaunchKernelEx(&launch.config, BucketedKernel<kConfig>, p));
   return CheckLaunch("BucketedKernel", stream);
 }
 
-absl::Status LaunchBucketedConfig(int config, const BucketedParams& p, uint64_t tile_bound, int sm_count,
-                                  cudaStream_t stream) {
+absl::Status LaunchBucketedConfig(int config, const BucketedParams& p, uint32_t slice_bins, uint64_t tile_bound,
+                                  int sm_count, cudaStream_t stream) {
   static_assert(kBucketedConfigCount == 2, "add the new config below");
   switch (config) {
     case -1:
-    case 0: return LaunchBucketed<0>(p, tile_bound, sm_count, stream);
-    case 1: return LaunchBucketed<1>(p, tile_bound, sm_count, stream);
+    case 0: return LaunchBucketed<0>(p, slice_bins, tile_bound, sm_count, stream);
+    case 1: return LaunchBucketed<1>(p, slice_bins, tile_bound, sm_count, stream);
     default: return absl::InvalidArgumentError("histogram: unknown bucketed config");
   }
 }
@@ -290,6 +313,9 @@ absl::Status HistogramAccumulate::can_implement(const HistogramAccumulateArgs& a
       return absl::InvalidArgumentError("histogram: 32-bit resident lanes take < 2^32 samples per launch");
     return absl::OkStatus();
   }
+  if (o.bucket_slice_bins != 0 && o.bucket_slice_bins != 8192 && o.bucket_slice_bins != 16384)
+    return absl::InvalidArgumentError(
+        absl::StrFormat("histogram: bucket_slice_bins %u is not 0, 8192 or 16384", o.bucket_slice_bins));
   const int config_count = o.strategy == HistogramStrategy::kBucketed ? histogram::kBucketedConfigCount
                                                                        : histogram::kHotWindowConfigCount;
   if (o.config < -1 || o.config >= config_count)
@@ -374,6 +400,7 @@ absl::Status HistogramAccumulate::run(const HistogramAccumulateArgs& args, void*
     bp.interleave = o.interleave_slices;
     if (bp.by_value) std::copy(args.host_work, args.host_work + args.work_count, bp.inline_work);
     return histogram::LaunchBucketedConfig(o.strategy == HistogramStrategy::kBucketed ? o.config : -1, bp,
+                                           o.bucket_slice_bins,
                                            histogram::BucketedLayout::For(args.total_samples, args.work_count).tiles,
                                            *sm_count, stream);
   }

@@ -93,6 +93,9 @@ struct HistogramAccumulateOptions {
   bool interleave_slices = true; // kBucketed: deal a 16-byte-aligned histogram's bins to its
                                  // slices in rotated 64-bin granules (BucketSliceMap); false:
                                  // contiguous 16K-bin slices (tests and benchmarks compare)
+  uint32_t bucket_slice_bins = 0;  // kBucketed: 0 = chosen per launch (ChooseBucketSliceShift);
+                                   // 16384, or 8192 wherever it applies (launches of <= 32
+                                   // items on histograms of <= 2M bins): tests and benchmarks
   uint32_t bench_probe = 0;      // benchmark phase probes (tile_view.cuh); results WRONG
   unsigned long long* bench_timeline = nullptr;  // benchmark: when set, kTimelineStamps
                                  // globaltimer stamps per plan tile (tile_view.cuh), device;

@@ -244,6 +244,11 @@ TEST(CudaHistogramAccumulate, CanImplementRejectsBadArguments) {
   EXPECT_EQ(op.can_implement(a).code(), absl::StatusCode::kInvalidArgument);
   a.options.defer_bins_per_miss = 1u << 24;
   EXPECT_TRUE(op.can_implement(a).ok());
+  a.options.bucket_slice_bins = 4096;
+  EXPECT_EQ(op.can_implement(a).code(), absl::StatusCode::kInvalidArgument);
+  a.options.bucket_slice_bins = 8192;
+  EXPECT_TRUE(op.can_implement(a).ok());
+  a.options.bucket_slice_bins = 0;
   // The bucketed strategy keeps its items' prefixes on chip: at most kBucketMaxItems. kAuto
   // then takes the hot-window path instead.
   a.options = {};

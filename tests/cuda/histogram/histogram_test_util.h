@@ -238,6 +238,11 @@ inline std::vector<std::pair<std::string, cuda::HistogramAccumulateOptions>> Exa
   b.work_by_value = true;
   b.interleave_slices = false;
   v.push_back({"bucketed_contiguous_slices", b});
+  b.interleave_slices = true;
+  b.bucket_slice_bins = 8192;  // half-size slices wherever they apply (<= 32 items, <= 2M bins)
+  v.push_back({"bucketed_8k_slices", b});
+  b.interleave_slices = false;
+  v.push_back({"bucketed_8k_contiguous_slices", b});
 
   // Every set below asks for the window explicitly: kAuto takes the bucketed strategy for
   // launches as small as most tests make.

@@ -79,7 +79,6 @@ struct BucketedShared {
   uint32_t sink[32];                       // CountLanes16At's adds that count nothing
   HistogramWork inline_work[kBucketInlineItems];  // the parameter's copy, when by value
   const HistogramWork* work;                      // what every phase reads: that copy or p.work
-  int slice_shift;                                // p.slice_shift
 };
 
 // How item w's histogram is sliced (bucketed_layout.h): interleaved when its bins are
@@ -90,31 +89,30 @@ __device__ __forceinline__ BucketSliceMap SliceMapOf(const HistogramWork& w, boo
 }
 
 // The 16-byte chunks of slice `slice` of w's histogram, for MergeChunks and the staging
-// (the interface of RangeChunks, deferred_misses.cuh). Contiguous: RangeChunks' arithmetic.
+// (the interface of RangeChunks, deferred_misses.cuh). Contiguous: the slice's RangeChunks.
 // Interleaved: chunk t holds lanes 16t .. 16t + 15, i.e. 16 consecutive bins from
 // Bin(slice, 16t), a multiple of 16 inside one granule (the histogram is aligned), cut at
 // the histogram's end: every chunk but the histogram's last (when its bins are not a
-// multiple of 16) is owned by its slice alone. Few fields: the merge runs at the 64-register
-// budget of two 512-thread blocks per SM.
+// multiple of 16) is owned by its slice alone. Four words serve either placement: holding a
+// RangeChunks and the map instead made 8 and 16 messages 1-2% slower (H100, session 15).
 struct SliceChunks {
   uint4* base;
   uint32_t chunks;
   bool interleaved;
-  // Contiguous: c_lo, b_lo, b_hi (RangeChunks). Interleaved: slice, rotation, log2, bins.
+  // Contiguous: RangeChunks' c_lo, b_lo, b_hi. Interleaved: slice, the map's log2 and
+  // rotation, the histogram's bins.
   uint32_t a, b, c, d;
   __device__ SliceChunks(const HistogramWork& w, const BucketSliceMap& m, uint32_t slice, int slice_shift) {
     interleaved = m.Interleaved();
-    const uint32_t bins = w.rows * w.cols;  // <= 4M: bucketed
     if (interleaved) {
       base = reinterpret_cast<uint4*>(w.bins);  // 16-byte aligned
       chunks = (1u << slice_shift) / 16;
       a = slice;
-      b = m.rotation;
-      c = m.log2;  // the granule is kBucketGranuleShift (BucketSliceMap::For's default)
-      d = bins;
+      b = m.log2;
+      c = m.rotation;
+      d = w.rows * w.cols;  // <= 4M: bucketed
     } else {
-      const uint32_t lo = slice << slice_shift;
-      const RangeChunks r(w.bins, lo, bins - lo < (1u << slice_shift) ? bins : lo + (1u << slice_shift));
+      const RangeChunks r(w.bins, slice << slice_shift, RangeEnd(w, slice, slice_shift));
       base = r.base;
       chunks = r.chunks;
       a = r.c_lo;
@@ -123,19 +121,14 @@ struct SliceChunks {
       d = 0;
     }
   }
-  // Interleaved: the first bin of chunk t (BucketSliceMap::Bin with lane 16t).
-  __device__ uint32_t FirstBin(uint32_t t) const {
-    constexpr uint32_t kShift = kBucketGranuleShift;
-    const uint32_t round = t >> (kShift - 4);
-    return ((round << c) | ((a - round * b) & ((1u << c) - 1u))) << kShift | ((16 * t) & ((1u << kShift) - 1u));
-  }
   __device__ void Place(uint32_t t, uint32_t* chunk, int* lane0, uint32_t* qa, uint32_t* qb) const {
-    const uint32_t first = interleaved ? FirstBin(t) : 16 * (a + t);
-    const uint32_t lo = interleaved ? 0u : b, hi = interleaved ? d : c;
-    *chunk = first >> 4;
-    *lane0 = interleaved ? static_cast<int>(16 * t) : static_cast<int>(first) - static_cast<int>(b);
-    *qa = first < lo ? lo - first : 0u;
-    *qb = first >= hi ? 0u : hi - first < 16u ? hi - first : 16u;
+    if (!interleaved) return RangeChunks::PlaceIn(a, b, c, t, chunk, lane0, qa, qb);
+    // Bin(slice, 16t), with the granule as the constant it always is here.
+    const uint32_t first = BucketSliceMap::BinOf(a, 16 * t, kBucketGranuleShift, b, c);
+    *chunk = first >> 4;  // base is the histogram's first bin
+    *lane0 = static_cast<int>(16 * t);
+    *qa = 0;
+    *qb = first >= d ? 0u : d - first < 16u ? d - first : 16u;
   }
 };
 
@@ -226,7 +219,7 @@ __device__ void GroupBucketedItems(const BucketedParams& p, BucketedShared<kThre
   constexpr int kPer = Shared::kItemsPerThread;
   if (p.work_count <= 32) {
     if (threadIdx.x < 32)
-      GroupBucketedItemsInWarp(s.work, p.work_count, p.interleave, s.slice_shift, s.tile_start, s.unit_start,
+      GroupBucketedItemsInWarp(s.work, p.work_count, p.interleave, p.slice_shift, s.tile_start, s.unit_start,
                                s.member_tiles, s.group, s.member);
     __syncthreads();
     return;
@@ -253,7 +246,7 @@ __device__ void GroupBucketedItems(const BucketedParams& p, BucketedShared<kThre
     const HistogramWork& w = s.work[i];
     const unsigned long long b = reinterpret_cast<uintptr_t>(w.bins);
     const uint64_t bins = uint64_t{w.rows} * w.cols;
-    packed[k] = BucketsItem(bins) ? SliceMapOf(w, p.interleave, s.slice_shift).units : 0u;
+    packed[k] = BucketsItem(bins) ? SliceMapOf(w, p.interleave, p.slice_shift).units : 0u;
     uint32_t h = static_cast<uint32_t>(((b >> 4) * 0x9E3779B97F4A7C15ull) >> 53) & (kSlots - 1);
     while (true) {  // linear probing; a slot is taken for good by its first pointer
       const unsigned long long old = atomicCAS(key + h, 0ull, b);
@@ -322,7 +315,7 @@ __device__ void BucketTile(const BucketedParams& p, BucketedShared<kThreads>& s,
   const uint32_t cols = w.cols;
   const uint64_t bins = uint64_t{w.rows} * cols;
   const bool bucketed = BucketsItem(bins);  // block-uniform
-  const BucketSliceMap map = SliceMapOf(w, p.interleave, s.slice_shift);
+  const BucketSliceMap map = SliceMapOf(w, p.interleave, p.slice_shift);
   const bool pairs = w.kind == 1;
   // slice_count and outflow are zero here (before the first tile, and after each).
 
@@ -424,7 +417,7 @@ __device__ void FoldBucketedUnit(const BucketedParams& p, BucketedShared<kThread
   StampTimeline<kBucketUnitStamps>(p.bench_units, u, 0);
   const HistogramWork& w = s.work[lead];
   const uint32_t cap = w.cap;
-  const SliceChunks chunks(w, SliceMapOf(w, p.interleave, s.slice_shift), slice, s.slice_shift);
+  const SliceChunks chunks(w, SliceMapOf(w, p.interleave, p.slice_shift), slice, p.slice_shift);
   // The owned chunks only (the merge reads no other): not a first or last chunk that a
   // misaligned histogram shares with its neighbours, nor the last of an interleaved one
   // whose bins are not a multiple of 16.
@@ -510,10 +503,7 @@ __device__ void BucketedBlock(const BucketedParams& p, uint32_t* lanes) {
     uint32_t* to = reinterpret_cast<uint32_t*>(s.inline_work);
     for (uint32_t v = tid; v < p.work_count * sizeof(HistogramWork) / 4; v += kThreads) to[v] = from[v];
   }
-  if (tid == 0) {
-    s.work = p.by_value ? s.inline_work : p.work;
-    s.slice_shift = p.slice_shift;
-  }
+  if (tid == 0) s.work = p.by_value ? s.inline_work : p.work;
   PlanBucketedTiles<kThreads>(p, s);  // ends with a barrier (s.work published)
   StampTimeline<kBucketBlockStamps>(p.bench_blocks, blockIdx.x, 1);
 

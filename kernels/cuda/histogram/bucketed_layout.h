@@ -73,12 +73,14 @@ HISTD_HD inline bool BucketsItem(uint64_t bins) { return bins <= uint64_t{kBucke
 // (H100, 8 messages into one histogram: NOTES.md "Half-size slices"). Only histograms of at
 // most kBucketMaxSlices such slices (2M bins) can take them (the record header).
 inline constexpr int kBucketSmallSliceShift = 13;
+// Whether a launch whose largest bucketed histogram has max_bins can take half-size slices.
+HISTD_HD inline bool HalfSizeSlicesFit(uint64_t max_bins) {
+  return max_bins <= (uint64_t{kBucketMaxSlices} << kBucketSmallSliceShift);
+}
 // The launch's slice shift: units16 = the 16K-bin slices of its distinct histograms, blocks =
 // the grid, max_bins = its largest bucketed histogram.
 HISTD_HD inline int ChooseBucketSliceShift(uint64_t units16, uint32_t blocks, uint64_t max_bins) {
-  return units16 * 2 <= blocks && max_bins <= (uint64_t{kBucketMaxSlices} << kBucketSmallSliceShift)
-             ? kBucketSmallSliceShift
-             : kBucketSliceShift;
+  return units16 * 2 <= blocks && HalfSizeSlicesFit(max_bins) ? kBucketSmallSliceShift : kBucketSliceShift;
 }
 
 // Interleaved slices deal a histogram's bins out in granules of 64 consecutive bins (64
@@ -135,7 +137,10 @@ struct BucketSliceMap {
   }
   // The bin at `lane` of `slice` (lane < 2^slice_shift); may be past the histogram's
   // last bin when interleaved.
-  HISTD_HD uint32_t Bin(uint32_t slice, uint32_t lane) const {
+  HISTD_HD uint32_t Bin(uint32_t slice, uint32_t lane) const { return BinOf(slice, lane, shift, log2, rotation); }
+  // Bin() for a map with these fields; callers that know the granule at compile time pass it
+  // as a constant (the bucketed merge: kBucketGranuleShift).
+  HISTD_HD static uint32_t BinOf(uint32_t slice, uint32_t lane, uint32_t shift, uint32_t log2, uint32_t rotation) {
     const uint32_t round = lane >> shift, mask = (1u << log2) - 1u;
     const uint32_t g = (round << log2) | ((slice - round * rotation) & mask);
     return g << shift | (lane & ((1u << shift) - 1u));

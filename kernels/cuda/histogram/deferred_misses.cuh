@@ -193,6 +193,11 @@ struct RangeChunks {
     b_hi = misalign + hi;
   }
   __device__ void Place(uint32_t t, uint32_t* chunk, int* lane0, uint32_t* qa, uint32_t* qb) const {
+    PlaceIn(c_lo, b_lo, b_hi, t, chunk, lane0, qa, qb);
+  }
+  // Place() from the three words that define it (callers that keep them packed).
+  __device__ static void PlaceIn(uint32_t c_lo, uint32_t b_lo, uint32_t b_hi, uint32_t t, uint32_t* chunk,
+                                 int* lane0, uint32_t* qa, uint32_t* qb) {
     const uint32_t first = 16 * (c_lo + t);
     *chunk = c_lo + t;
     *lane0 = static_cast<int>(first) - static_cast<int>(b_lo);
@@ -201,11 +206,14 @@ struct RangeChunks {
   }
 };
 
-// The end (exclusive) of range r of item w's histogram, in bins.
+// The end (exclusive) of range r of item w's histogram, in bins, for ranges of 2^shift bins.
+__device__ __forceinline__ uint32_t RangeEnd(const HistogramWork& w, uint32_t r, int shift) {
+  const uint64_t bins = uint64_t{w.rows} * w.cols, lo = uint64_t{r} << shift;
+  return static_cast<uint32_t>(bins - lo < (uint64_t{1} << shift) ? bins : lo + (uint64_t{1} << shift));
+}
 template <int kRangeShift = kDeferRangeShift>
 __device__ __forceinline__ uint32_t RangeEnd(const HistogramWork& w, uint32_t r) {
-  const uint64_t bins = uint64_t{w.rows} * w.cols, lo = uint64_t{r} << kRangeShift;
-  return static_cast<uint32_t>(bins - lo < (uint64_t{1} << kRangeShift) ? bins : lo + (uint64_t{1} << kRangeShift));
+  return RangeEnd(w, r, kRangeShift);
 }
 
 // MergeRange's body for any chunk placement (RangeChunks, or the bucketed strategy's

@@ -138,9 +138,6 @@ __global__ void __launch_bounds__(kBucketedConfigs[kConfig].threads, kBucketedCo
   BucketedBlock<kBucketedConfigs[kConfig].threads>(p, reinterpret_cast<uint32_t*>(dynamic_shared));
 }
 
-// Launched cooperatively (the kernel has one grid barrier): one block per plan tile, at
-// least one per SM (a histogram's slices are units too), at most every resident block.
-// tile_bound: BucketedLayout's bound on the plan's tiles.
 // The launch's slice shift (bucketed_layout.h), from the work list by value: half-size slices
 // when its distinct histograms' 16K-bin slices would leave half the grid without a unit
 // (ChooseBucketSliceShift), else kBucketSliceShift; always the latter when the list is in
@@ -158,9 +155,13 @@ int BucketedSliceShift(const BucketedParams& p, uint64_t blocks, uint32_t slice_
     for (int j = 0; j < i && first; ++j) first = p.inline_work[j].bins != w.bins;
     if (first) units16 += BucketSlices(bins);
   }
-  return slice_bins == 8192 ? ChooseBucketSliceShift(0, 0, max_bins) : ChooseBucketSliceShift(units16, blocks, max_bins);
+  if (slice_bins == 8192) return HalfSizeSlicesFit(max_bins) ? kBucketSmallSliceShift : kBucketSliceShift;
+  return ChooseBucketSliceShift(units16, blocks, max_bins);
 }
 
+// Launched cooperatively (the kernel has one grid barrier): one block per plan tile, at
+// least one per SM (a histogram's slices are units too), at most every resident block.
+// tile_bound: BucketedLayout's bound on the plan's tiles; slice_bins: BucketedSliceShift's.
 template <int kConfig>
 absl::Status LaunchBucketed(const BucketedParams& request, uint32_t slice_bins, uint64_t tile_bound, int sm_count,
                             cudaStream_t stream) {

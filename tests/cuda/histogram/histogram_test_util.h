@@ -243,7 +243,6 @@ inline std::vector<std::pair<std::string, cuda::HistogramAccumulateOptions>> Exa
   v.push_back({"bucketed_8k_slices", b});
   b.interleave_slices = false;
   v.push_back({"bucketed_8k_contiguous_slices", b});
-
   // Every set below asks for the window explicitly: kAuto takes the bucketed strategy for
   // launches as small as most tests make.
   cuda::HistogramAccumulateOptions z;

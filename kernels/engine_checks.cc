@@ -103,6 +103,11 @@ absl::Status CheckHistogramShape(const HistogramShape& shape) {
         absl::StrFormat("histogram cap must be in 1..255, got %u", shape.cap));
   }
   // rows * cols <= (2^32 - 1)^2: shape.bins() computes it in 64 bits without overflow.
+  if (shape.bins() > kMaxHistogramBins) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "histogram %u x %u = %u bins exceeds the largest histogram, %u bins", shape.rows, shape.cols,
+        shape.bins(), kMaxHistogramBins));
+  }
   return absl::OkStatus();
 }
 

@@ -8,6 +8,11 @@
 
 namespace histd {
 
+// The most bins one histogram may have (CheckHistogramShape): flat bin indices then fit in
+// 31 bits, the domain in which the CUDA kernels divide by the column count without a
+// correction step (kernels/cuda/histogram/fast_divide.h). 2 GiB of one-byte bins.
+inline constexpr uint64_t kMaxHistogramBins = uint64_t{1} << 31;
+
 struct HistogramShape {
   uint32_t rows = 0;
   uint32_t cols = 0;

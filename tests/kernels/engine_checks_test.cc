@@ -68,10 +68,18 @@ TEST(ReadBinsShapeTest, LargestRegionDoesNotOverflow) {
 TEST(CheckHistogramShapeTest, AcceptsSmallestAndLargest) {
   EXPECT_TRUE(CheckHistogramShape(HistogramShape{1, 1, 1}).ok());
   EXPECT_TRUE(CheckHistogramShape(HistogramShape{256, 8192, 255}).ok());
+  EXPECT_TRUE(CheckHistogramShape(HistogramShape{1u << 15, 1u << 16, 255}).ok());  // kMaxHistogramBins
+  EXPECT_TRUE(CheckHistogramShape(HistogramShape{1, 1u << 31, 255}).ok());
+}
+
+TEST(CheckHistogramShapeTest, RejectsMoreThanTheLargest) {
+  ExpectInvalid(CheckHistogramShape(HistogramShape{1, (1u << 31) + 1, 255}),
+                "1 x 2147483649 = 2147483649 bins exceeds the largest histogram, 2147483648 bins");
+  ExpectInvalid(CheckHistogramShape(HistogramShape{46341, 46341, 255}), "exceeds the largest histogram");
   const uint32_t max = std::numeric_limits<uint32_t>::max();
   const HistogramShape huge{max, max, 255};
-  EXPECT_TRUE(CheckHistogramShape(huge).ok());
-  EXPECT_EQ(huge.bins(), uint64_t{max} * max);  // computed in 64 bits
+  EXPECT_EQ(huge.bins(), uint64_t{max} * max);  // computed in 64 bits, no overflow
+  ExpectInvalid(CheckHistogramShape(huge), "exceeds the largest histogram");
 }
 
 TEST(CheckHistogramShapeTest, RejectsZeroRowsColsAndCap) {

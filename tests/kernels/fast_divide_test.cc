@@ -1,7 +1,7 @@
 // FastDivide (the histogram kernel's division by a histogram's column count), host path:
-// quotient and remainder are exact for every dividend and divisor, including powers of two
-// (whose magic is capped at 2^32 - 1) and the dividends next to multiples, where the one
-// correction step decides.
+// quotient and remainder are exact for every dividend up to kFastDivideMaxDividend (2^31) and
+// every divisor, for every dividend when the divisor is a power of two, at the dividends next
+// to multiples (where a rounded magic would slip first) and at the top of the domain.
 #include "kernels/cuda/histogram/fast_divide.h"
 
 #include <gtest/gtest.h>
@@ -19,7 +19,10 @@ TEST(FastDivide, QuotientIsExactForEdgeAndRandomDividends) {
   for (uint32_t d : {1u, 2u, 3u, 7u, 255u, 256u, 1000u, 8192u, 65535u, 65536u, (1u << 31) - 1, 1u << 31,
                      (1u << 31) + 1, kMax - 1, kMax, static_cast<uint32_t>(rng() | 1u)}) {
     const FastDivide f = FastDivide::For(d);
-    for (uint32_t n : {0u, 1u, d - 1, d, d + 1, 2 * d - 1, kMax - 1, kMax}) {
+    const bool pow2 = (d & (d - 1)) == 0;
+    const uint32_t top = pow2 ? kMax : kFastDivideMaxDividend;  // the domain's largest dividend
+    for (uint32_t n : {0u, 1u, d - 1, d, d + 1, 2 * d - 1, top - 1, top}) {
+      if (n > top) continue;
       EXPECT_EQ(f.Quotient(n), n / d) << n << " / " << d;
       uint32_t q = 0, r = 0;
       f.DivMod(n, &q, &r);
@@ -27,7 +30,7 @@ TEST(FastDivide, QuotientIsExactForEdgeAndRandomDividends) {
       EXPECT_EQ(r, n % d) << n << " % " << d;
     }
     for (int i = 0; i < 20000; ++i) {
-      const uint32_t n = static_cast<uint32_t>(rng());
+      const uint32_t n = static_cast<uint32_t>(rng() % (uint64_t{top} + 1));
       ASSERT_EQ(f.Quotient(n), n / d) << n << " / " << d;
       const uint32_t m = (n / d) * d;  // a multiple and its predecessor
       ASSERT_EQ(f.Quotient(m), m / d) << m << " / " << d;
@@ -49,13 +52,30 @@ TEST(FastDivide, EveryPowerOfTwoAndItsNeighbours) {
       const uint32_t d = static_cast<uint32_t>(d64);
       const FastDivide f = FastDivide::For(d);
       EXPECT_LE(f.shift, 31u);
-      for (uint32_t n : {0u, 1u, d - 1, d, d + 1, 3 * d, 3 * d - 1, kMax / 2, kMax - d, kMax - 1, kMax}) {
+      const uint32_t top = delta == 0 ? kMax : kFastDivideMaxDividend;
+      for (uint32_t n : {0u, 1u, d - 1, d, d + 1, 3 * d, 3 * d - 1, top / 2, top - d, top - 1, top}) {
+        if (n > top) continue;
         uint32_t q = 0, r = 0;
         f.DivMod(n, &q, &r);
         EXPECT_EQ(q, n / d) << n << " / " << d;
         EXPECT_EQ(r, n % d) << n << " % " << d;
       }
     }
+  }
+}
+
+// Every dividend of the top 2^20 of the domain and the bottom 2^16, for divisors whose magic
+// carries the largest rounding error (just above a power of two) and a few others.
+TEST(FastDivide, TopOfTheDomainExhaustively) {
+  for (uint32_t d : {3u, 5u, 7u, 1000u, 8193u, 12289u, 65537u, (1u << 30) + 1, (1u << 31) - 1}) {
+    const FastDivide f = FastDivide::For(d);
+    for (uint32_t n = kFastDivideMaxDividend - (1u << 20); n != kFastDivideMaxDividend + 1; ++n) {
+      uint32_t q = 0, r = 0;
+      f.DivMod(n, &q, &r);
+      ASSERT_EQ(q, n / d) << n << " / " << d;
+      ASSERT_EQ(r, n % d) << n << " % " << d;
+    }
+    for (uint32_t n = 0; n < (1u << 16); ++n) ASSERT_EQ(f.Quotient(n), n / d) << n << " / " << d;
   }
 }
 

@@ -1,15 +1,20 @@
 // Division of 32-bit unsigned values by a divisor fixed for a whole batch (the histogram's
-// column count): one 32-bit multiply-high, a shift and one correction step instead of a
-// ~20-instruction division, exact for every dividend n < 2^32 and every divisor d >= 1.
+// column count): one 32-bit multiply-high (with an addend) and a shift instead of a
+// ~20-instruction division, exact for every dividend n <= 2^31 and every divisor d >= 1 (for
+// every n < 2^32 when d is a power of two). Histograms hold at most 2^31 bins
+// (kMaxHistogramBins), so every flat bin index is in that domain.
 //
-// Let 2^s <= d < 2^(s+1) and magic = min(floor(2^(32+s) / d), 2^32 - 1) (the minimum binds
-// only for d = 2^s, where the floor is 2^32). Then 2^(32+s)/d - 1 <= magic <= 2^(32+s)/d, so
-//   n/d - n/2^(32+s) <= n * magic / 2^(32+s) <= n/d,
-// and n / 2^(32+s) < 1: q0 = floor(floor(n * magic / 2^32) / 2^s) is q or q - 1 with
-// q = floor(n / d). Hence r0 = n - q0 * d (no overflow: q0 * d <= n) lies in [0, 2d) and
-// one comparison r0 >= d corrects both. (The H100 fold loop: 4-5 instructions for the
-// quotient and the remainder together, against 8 for a 64-bit multiply-high with a d == 1
-// mask and a multiply-subtract.)
+// Let 2^s <= d < 2^(s+1).
+// * d not a power of two (s >= 1): magic = ceil(2^(32+s) / d) < 2^32 and q = hi(n * magic) >> s.
+//   With e = magic * d - 2^(32+s) in [0, d) and n = q*d + r (0 <= r < d):
+//     n * magic / 2^(32+s) = q + r/d + n*e / (d * 2^(32+s)),
+//   and the last two terms sum below 1 when n*e < 2^(32+s), which n*d <= 2^(32+s) implies; as
+//   d < 2^(s+1), every n <= 2^31 qualifies. floor(floor(x / 2^32) / 2^s) = floor(x / 2^(32+s)).
+// * d = 2^s, s >= 1: magic = 2^31, shift = s - 1: hi(n * 2^31) = floor(n / 2), exact for all n.
+// * d = 1: magic = 0 and the addend n (one_mask = ~0): hi(n * 0) + n = n.
+// The remainder is n - q * d. (The H100 fold loop: 4 instructions for the quotient and the
+// remainder together, against 9 for the floor magic and its correction step that this
+// replaced, which was exact for every n < 2^32.)
 #pragma once
 
 #include <cstdint>
@@ -22,10 +27,14 @@
 
 namespace histd::cuda::histogram {
 
+// The largest dividend FastDivide is exact for, whatever the divisor.
+inline constexpr uint32_t kFastDivideMaxDividend = 1u << 31;
+
 struct FastDivide {
   uint32_t d = 1;
-  uint32_t magic = ~0u;
+  uint32_t magic = 0;
   uint32_t shift = 0;
+  uint32_t one_mask = ~0u;  // ~0 when d == 1 (the quotient is n itself), else 0
 
   // d == 0 is treated as 1 (no caller divides by zero; the result stays defined).
   HISTD_HD static FastDivide For(uint32_t divisor) {
@@ -33,22 +42,29 @@ struct FastDivide {
     f.d = divisor == 0 ? 1u : divisor;
     uint32_t s = 0;
     while (s < 31 && (f.d >> (s + 1)) != 0) ++s;  // 2^s <= d < 2^(s + 1)
-    const uint64_t m = (uint64_t{1} << (32 + s)) / f.d;
-    f.magic = m > 0xFFFFFFFFull ? 0xFFFFFFFFu : static_cast<uint32_t>(m);
+    if (f.d == 1) return f;
+    f.one_mask = 0;
+    if ((f.d & (f.d - 1)) == 0) {  // 2^s, s >= 1
+      f.magic = 1u << 31;
+      f.shift = s - 1;
+      return f;
+    }
+    const uint64_t k = uint64_t{1} << (32 + s);  // s <= 31: fits 64 bits
+    f.magic = static_cast<uint32_t>((k + f.d - 1) / f.d);  // < 2^32 when d is not a power of two
     f.shift = s;
     return f;
   }
 
+  // n <= kFastDivideMaxDividend (any n when d is a power of two).
   HISTD_HD void DivMod(uint32_t n, uint32_t* q, uint32_t* r) const {
 #if defined(__CUDA_ARCH__)
-    const uint32_t q0 = __umulhi(n, magic) >> shift;
+    uint32_t hi;
+    asm("mad.hi.u32 %0, %1, %2, %3;" : "=r"(hi) : "r"(n), "r"(magic), "r"(n & one_mask));
+    *q = hi >> shift;
 #else
-    const uint32_t q0 = static_cast<uint32_t>((uint64_t{n} * magic) >> 32) >> shift;
+    *q = (static_cast<uint32_t>((uint64_t{n} * magic) >> 32) + (n & one_mask)) >> shift;
 #endif
-    const uint32_t r0 = n - q0 * d;
-    const bool over = r0 >= d;
-    *q = q0 + (over ? 1u : 0u);
-    *r = over ? r0 - d : r0;
+    *r = n - *q * d;
   }
 
   HISTD_HD uint32_t Quotient(uint32_t n) const {

@@ -23,6 +23,7 @@
 #include "kernels/cuda/histogram/deferred_layout.h"
 #include "kernels/cuda/histogram/deferred_misses.cuh"
 #include "kernels/cuda/histogram/histogram_tuning.h"
+#include "kernels/histogram_types.h"
 
 namespace histd::cuda {
 namespace histogram {
@@ -301,6 +302,14 @@ absl::Status HistogramAccumulate::can_implement(const HistogramAccumulateArgs& a
     return absl::InvalidArgumentError("histogram: work and outflow must be device pointers");
   if (args.total_samples > 0 && args.samples == nullptr)
     return absl::InvalidArgumentError("histogram: samples must be a device pointer");
+  for (int i = 0; args.host_work != nullptr && i < args.work_count; ++i) {
+    const HistogramWork& w = args.host_work[i];
+    const uint64_t bins = uint64_t{w.rows} * w.cols;
+    if (bins == 0 || bins > kMaxHistogramBins)
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "histogram: work item %d is %u x %u bins; rows * cols must be in [1, %u]", i, w.rows, w.cols,
+          kMaxHistogramBins));
+  }
   if (UsesClusterResident(args)) {
     const int rc = o.strategy == HistogramStrategy::kClusterResident ? o.config : -1;
     if (rc < -1 || rc >= histogram::kClusterResidentConfigCount)

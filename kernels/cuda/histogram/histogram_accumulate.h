@@ -39,7 +39,7 @@ namespace histd::cuda {
 // One batch of samples for one histogram.
 struct HistogramWork {
   uint8_t* bins;             // device: rows * cols one-byte bins, row-major; any alignment
-  uint32_t rows, cols;       // rows * cols >= 1
+  uint32_t rows, cols;       // 1 <= rows * cols <= histd::kMaxHistogramBins (2^31)
   uint8_t cap;               // 1..255
   uint32_t kind;             // 0 = uint32 flattened bin index (< rows*cols), 1 = float32 (x, y)
   uint64_t sample_offset;    // in 4-byte words into the samples buffer
@@ -125,7 +125,8 @@ struct HistogramAccumulateArgs {
 class HistogramAccumulate {
  public:
   // INVALID_ARGUMENT naming the problem when the launch cannot be made. The work items
-  // themselves are on the device and are trusted (validated by the host that built them).
+  // themselves are on the device and are trusted (validated by the host that built them);
+  // when host_work is given, its shapes are checked here.
   absl::Status can_implement(const HistogramAccumulateArgs& args) const;
   // Bytes of device scratch run() needs (0 when work_count == 0).
   size_t get_workspace_size(const HistogramAccumulateArgs& args) const;

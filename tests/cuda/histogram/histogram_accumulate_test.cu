@@ -263,6 +263,22 @@ TEST(CudaHistogramAccumulate, CanImplementRejectsBadArguments) {
   a.options.strategy = cuda::HistogramStrategy::kBucketed;
   EXPECT_TRUE(op.can_implement(a).ok());
   EXPECT_GE(op.get_workspace_size(a), size_t{cuda::histogram::kBucketRecordBytes} * cuda::histogram::kBucketMaxItems);
+  // A host copy of the work list has its shapes checked: at most kMaxHistogramBins bins.
+  a.options = {};
+  a.work_count = 2;
+  cuda::HistogramWork host[2] = {};
+  host[0].rows = 1u << 15;
+  host[0].cols = 1u << 16;  // exactly kMaxHistogramBins
+  host[1].rows = 1;
+  host[1].cols = 1;
+  a.host_work = host;
+  EXPECT_TRUE(op.can_implement(a).ok()) << op.can_implement(a);
+  host[1].cols = (1u << 31) + 1;
+  const absl::Status big = op.can_implement(a);
+  EXPECT_EQ(big.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(big.message().find("work item 1 is 1 x 2147483649"), std::string_view::npos) << big;
+  host[1].cols = 0;
+  EXPECT_EQ(op.can_implement(a).code(), absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace

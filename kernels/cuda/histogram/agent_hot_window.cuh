@@ -51,13 +51,13 @@ __device__ __forceinline__ void Fold(const TileView& v, WarpMissQueue& q, const 
   for (int j = 0; j < N; ++j) {
     const uint32_t dr = row[j] - v.r0, dc = col[j] - v.c0;  // unsigned: below the window wraps
     hit[j] = valid[j] && dr < v.wh && dc < v.ww;
-    miss[j] = valid[j] && !hit[j] && !v.drop_misses;
+    miss[j] = valid[j] && !hit[j];
     k[j] = dr * v.ww + dc;
   }
   CountLanes16At<N, kWarpWide>(v.lanes_s, v.sink_s, k, hit, v.cap);
-  if (kWarpWide && v.queue_ok) {
+  if (kWarpWide && v.queue_ok) {  // never with the drop-misses probe (TileView)
     q.Append<N>(v, flat, miss);
-  } else {
+  } else if (!v.drop_misses) {
     uint8_t* p[N];
 #pragma unroll
     for (int j = 0; j < N; ++j) p[j] = v.bins() + (uint64_t{row[j]} * v.cols + col[j]);

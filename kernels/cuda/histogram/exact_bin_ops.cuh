@@ -72,6 +72,12 @@ __device__ __forceinline__ uint32_t SharedLoadIf(bool pred, uint32_t addr) {
                : "+r"(v) : "r"(addr), "r"(static_cast<uint32_t>(pred)) : "memory");
   return v;
 }
+__device__ __forceinline__ uint32_t SharedLoad16If(bool pred, uint32_t addr) {  // zero-extended
+  uint32_t v = 0;
+  asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %2, 0;\n\t@p ld.volatile.shared.u16 %0, [%1];\n\t}"
+               : "+r"(v) : "r"(addr), "r"(static_cast<uint32_t>(pred)) : "memory");
+  return v;
+}
 __device__ __forceinline__ uint32_t SharedFetchAddIf(bool pred, uint32_t addr, uint32_t x, uint32_t otherwise) {
   uint32_t old = otherwise;
   asm volatile("{\n\t.reg .pred p;\n\tsetp.ne.b32 p, %3, 0;\n\t@p atom.shared.add.u32 %0, [%1], %2;\n\t}"
@@ -142,17 +148,21 @@ template <int N, bool kWarpWide>
 __device__ __forceinline__ void CountLanes16At(uint32_t lanes_s, uint32_t sink_s, const uint32_t (&k)[N],
                                                const bool (&hit)[N], uint32_t cap) {
   static_assert(N <= kMaxPendingLanesPerThread, "more outstanding adds than the proof allows");
-  uint32_t seen[N];
+  // The lane is read as a u16 at lanes_s + 2k (no shift or mask to extract it); the add
+  // goes to its 32-bit word (lanes_s is 4-byte aligned), in the half that holds it.
+  uint32_t lane_s[N], seen[N];
 #pragma unroll
-  for (int j = 0; j < N; ++j) seen[j] = SharedLoadIf(hit[j], lanes_s + ((k[j] >> 1) << 2));
+  for (int j = 0; j < N; ++j) {
+    lane_s[j] = lanes_s + 2 * k[j];
+    seen[j] = SharedLoad16If(hit[j], lane_s[j]);
+  }
   uint32_t addr[N], inc[N];
   bool any = false;
 #pragma unroll
   for (int j = 0; j < N; ++j) {
-    const uint32_t shift = (k[j] & 1u) << 4;
-    const bool add = hit[j] && LaneValue(seen[j], shift) < cap;
-    addr[j] = add ? lanes_s + ((k[j] >> 1) << 2) : sink_s;
-    inc[j] = 1u << shift;
+    const bool add = hit[j] && seen[j] < cap;
+    addr[j] = add ? lane_s[j] & ~3u : sink_s;
+    inc[j] = 1u << ((k[j] & 1u) << 4);
     any |= add;
   }
   if (kWarpWide ? __any_sync(0xffffffffu, any) : any) {

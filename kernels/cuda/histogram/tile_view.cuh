@@ -61,8 +61,8 @@ struct TileView {
   FastDivide by_cols;
   uint32_t lanes_s;     // the window's 16-bit lanes, as a shared-memory address
   uint32_t sink_s;      // this lane's word of the block's add sink (CountLanes16At)
-  bool queue_ok;        // flat indices (+ misalign) fit 32 bits
-  bool drop_misses;
+  bool queue_ok;        // flat indices (+ misalign) fit 32 bits, and misses are not dropped
+  bool drop_misses;     // the benchmark probe: misses are neither queued nor applied
   bool miss_guess_zero;
 
   // sink: 32 words of shared memory that nobody reads.
@@ -78,8 +78,9 @@ struct TileView {
     wh = t.window.wh;
     ww = t.window.ww;
     by_cols = FastDivide::For(cols);
-    queue_ok = uint64_t{t.item.rows} * cols + 4 <= (uint64_t{1} << 32);
     drop_misses = (p.bench_probe & kProbeDropMisses) != 0;
+    // Folded into queue_ok so that the fold loop's miss flags need no per-sample test of it.
+    queue_ok = uint64_t{t.item.rows} * cols + 4 <= (uint64_t{1} << 32) && !drop_misses;
     miss_guess_zero = p.miss_guess_zero;
   }
   __device__ uint8_t* bins() const { return reinterpret_cast<uint8_t*>(word_base) + misalign; }

@@ -37,7 +37,7 @@ ABSL_FLAG(int, cuda_device, kDefaults.engine.cuda_device,
 ABSL_FLAG(uint32_t, max_histograms, kDefaults.limits.max_histograms,
           "histograms resident at once");
 ABSL_FLAG(uint64_t, max_bins_per_histogram, kDefaults.limits.max_bins_per_histogram,
-          "largest rows * cols of one histogram");
+          "largest rows * cols of one histogram (at most 2^31: every engine caps histograms there)");
 ABSL_FLAG(int, max_message_bytes, kDefaults.limits.max_message_bytes,
           "largest gRPC message received or sent, in bytes");
 ABSL_FLAG(int, max_concurrent_streams, kDefaults.limits.max_concurrent_streams,

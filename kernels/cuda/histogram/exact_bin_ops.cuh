@@ -162,7 +162,9 @@ __device__ __forceinline__ void CountLanes16At(uint32_t lanes_s, uint32_t sink_s
   for (int j = 0; j < N; ++j) {
     const bool add = hit[j] && seen[j] < cap;
     addr[j] = add ? lane_s[j] & ~3u : sink_s;
-    inc[j] = 1u << ((k[j] & 1u) << 4);
+    // 1 << 16 * (k & 1): a funnel shift takes its amount modulo 32, and (lane_s << 3) mod 32
+    // is 16 * (k & 1) (lanes_s is 4-byte aligned): two instructions instead of three.
+    inc[j] = __funnelshift_l(0u, 1u, lane_s[j] << 3);
     any |= add;
   }
   if (kWarpWide ? __any_sync(0xffffffffu, any) : any) {

@@ -12,7 +12,7 @@
 //   d < 2^(s+1), every n <= 2^31 qualifies. floor(floor(x / 2^32) / 2^s) = floor(x / 2^(32+s)).
 // * d = 2^s, s >= 1: magic = 2^31, shift = s - 1: hi(n * 2^31) = floor(n / 2), exact for all n.
 // * d = 1: magic = 0 and the addend n (one_mask = ~0): hi(n * 0) + n = n.
-// The remainder is n - q * d. (The H100 fold loop: 4 instructions for the quotient and the
+// The remainder is n - q * d, one multiply-add with -d. (The H100 fold loop: 4 instructions for the quotient and the
 // remainder together, against 9 for the floor magic and its correction step that this
 // replaced, which was exact for every n < 2^32.)
 #pragma once
@@ -35,11 +35,13 @@ struct FastDivide {
   uint32_t magic = 0;
   uint32_t shift = 0;
   uint32_t one_mask = ~0u;  // ~0 when d == 1 (the quotient is n itself), else 0
+  uint32_t neg_d = ~0u;     // -d modulo 2^32: the remainder is one multiply-add, n + q * neg_d
 
   // d == 0 is treated as 1 (no caller divides by zero; the result stays defined).
   HISTD_HD static FastDivide For(uint32_t divisor) {
     FastDivide f;
     f.d = divisor == 0 ? 1u : divisor;
+    f.neg_d = 0u - f.d;
     uint32_t s = 0;
     while (s < 31 && (f.d >> (s + 1)) != 0) ++s;  // 2^s <= d < 2^(s + 1)
     if (f.d == 1) return f;
@@ -64,7 +66,7 @@ struct FastDivide {
 #else
     *q = (static_cast<uint32_t>((uint64_t{n} * magic) >> 32) + (n & one_mask)) >> shift;
 #endif
-    *r = n - *q * d;
+    *r = n + *q * neg_d;  // n - q * d, as one multiply-add (modulo 2^32, exact: q * d <= n)
   }
 
   HISTD_HD uint32_t Quotient(uint32_t n) const {

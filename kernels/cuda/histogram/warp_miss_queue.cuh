@@ -51,21 +51,35 @@ struct WarpMissQueue {
     count = 0;
   }
 
+  // Each sample slot j of the round: one ballot gives every missing lane its place (the
+  // misses of lower lanes before it) and the slot's total, instead of a warp scan of the
+  // lanes' miss counts (five shuffles): H100, ~8 instructions per slot against ~15.
   template <int N>
   __device__ void Append(const TileView& v, const uint32_t (&flat)[N], const bool (&miss)[N]) {
     static_assert(32 * N <= 32 * kSamplesPerLaneRound, "round larger than the queue slack");
-    const int lane = threadIdx.x & 31;
-    uint32_t m = 0;
+    uint32_t ballot[N], any = 0;
 #pragma unroll
-    for (int j = 0; j < N; ++j) m += miss[j];
-    if (!__any_sync(0xffffffffu, m != 0)) return;  // the common case on clustered data
-    const uint32_t incl = WarpInclusiveSum(m, lane);
-    uint32_t pos = count + incl - m;
+    for (int j = 0; j < N; ++j) {
+      ballot[j] = __ballot_sync(0xffffffffu, miss[j]);
+      any |= ballot[j];
+    }
+    if (any == 0) return;  // the common case on clustered data
+    const uint32_t below = LanesBelow();
+    uint32_t c = count;
 #pragma unroll
-    for (int j = 0; j < N; ++j)
-      if (miss[j]) entries[pos++] = flat[j];
-    count += __shfl_sync(0xffffffffu, incl, 31);
+    for (int j = 0; j < N; ++j) {
+      if (miss[j]) entries[c + __popc(ballot[j] & below)] = flat[j];
+      c += __popc(ballot[j]);
+    }
+    count = c;
     if (count > kMissQueueEntries - 32 * kSamplesPerLaneRound) Drain(v);
+  }
+
+ private:
+  __device__ static uint32_t LanesBelow() {  // bit l set for every lane l below this one
+    uint32_t m;
+    asm("mov.u32 %0, %%lanemask_lt;" : "=r"(m));
+    return m;
   }
 };
 

@@ -302,6 +302,8 @@ absl::Status HistogramAccumulate::can_implement(const HistogramAccumulateArgs& a
     return absl::InvalidArgumentError("histogram: work and outflow must be device pointers");
   if (args.total_samples > 0 && args.samples == nullptr)
     return absl::InvalidArgumentError("histogram: samples must be a device pointer");
+  // The cap on histogram size is what keeps every flat bin index in FastDivide's exact domain.
+  static_assert(kMaxHistogramBins <= histogram::kFastDivideMaxDividend, "bin indices outside FastDivide's domain");
   for (int i = 0; args.host_work != nullptr && i < args.work_count; ++i) {
     const HistogramWork& w = args.host_work[i];
     const uint64_t bins = uint64_t{w.rows} * w.cols;

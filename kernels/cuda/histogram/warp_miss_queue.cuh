@@ -4,7 +4,6 @@
 
 #include <cstdint>
 
-#include "kernels/cuda/histogram/block_window_select.cuh"
 #include "kernels/cuda/histogram/deferred_misses.cuh"
 #include "kernels/cuda/histogram/exact_bin_ops.cuh"
 #include "kernels/cuda/histogram/histogram_tuning.h"

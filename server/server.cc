@@ -14,6 +14,7 @@
 #include "absl/time/clock.h"
 #include "kernels/engine.h"
 #include "kernels/engine_factory.h"
+#include "kernels/histogram_types.h"
 #include "kernels/thread_name.h"
 #include "server/compute_service.h"
 #include "server/histogram_store.h"
@@ -39,8 +40,10 @@ absl::Status CheckOptions(const Options& o) {
   if (o.limits.max_concurrent_streams < 1) {
     return absl::InvalidArgumentError("max_concurrent_streams must be >= 1");
   }
-  if (o.limits.max_bins_per_histogram < 1) {
-    return absl::InvalidArgumentError("max_bins_per_histogram must be >= 1");
+  if (o.limits.max_bins_per_histogram < 1 || o.limits.max_bins_per_histogram > kMaxHistogramBins) {
+    // Above the engines' cap every Create would fail; say so at start-up instead.
+    return absl::InvalidArgumentError(absl::StrFormat("max_bins_per_histogram must be in [1, %d], got %d",
+                                                      kMaxHistogramBins, o.limits.max_bins_per_histogram));
   }
   // The pipeline's own options are checked by IngestPipeline::Create.
   if (o.query.chunk_bytes < 1) return absl::InvalidArgumentError("query chunk_bytes must be >= 1");

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "client/ingest_stream.h"
+#include "kernels/histogram_types.h"
 #include "tests/service/shutdown_expectations.h"
 #include "tests/service/service_fixture.h"
 
@@ -94,6 +95,18 @@ TEST_P(ServerLifecycleTest, BadOptionsAreRefused) {
   o = DefaultOptions();
   o.pipeline.stream_read_ahead_bytes = 0;
   EXPECT_EQ(HistdServer::Start(o).status().code(), absl::StatusCode::kInvalidArgument);
+  o = DefaultOptions();
+  o.limits.max_bins_per_histogram = 0;
+  EXPECT_EQ(HistdServer::Start(o).status().code(), absl::StatusCode::kInvalidArgument);
+  // Larger than any engine can create (kMaxHistogramBins): refused at start-up, with the cap.
+  o = DefaultOptions();
+  o.limits.max_bins_per_histogram = kMaxHistogramBins + 1;
+  const absl::Status too_large = HistdServer::Start(o).status();
+  EXPECT_EQ(too_large.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(too_large.message().find("2147483648"), std::string::npos) << too_large;
+  o = DefaultOptions();
+  o.limits.max_bins_per_histogram = kMaxHistogramBins;  // the cap itself is allowed
+  EXPECT_TRUE(HistdServer::Start(o).ok());
 }
 
 // The ingest stream decodes requests itself (ingest_request_decoder.h): bytes that are no

@@ -42,8 +42,11 @@ struct FastDivide {
     FastDivide f;
     f.d = divisor == 0 ? 1u : divisor;
     f.neg_d = 0u - f.d;
-    uint32_t s = 0;
-    while (s < 31 && (f.d >> (s + 1)) != 0) ++s;  // 2^s <= d < 2^(s + 1)
+#ifdef __CUDA_ARCH__
+    const uint32_t s = 31 - static_cast<uint32_t>(__clz(f.d));  // 2^s <= d < 2^(s + 1)
+#else
+    const uint32_t s = 31 - static_cast<uint32_t>(__builtin_clz(f.d));
+#endif
     if (f.d == 1) return f;
     f.one_mask = 0;
     if ((f.d & (f.d - 1)) == 0) {  // 2^s, s >= 1

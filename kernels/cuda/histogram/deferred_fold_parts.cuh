@@ -8,17 +8,23 @@
 
 namespace histd::cuda::histogram {
 
+// The largest 16-bit lane MergeWordFromLanes takes: a byte plus a lane must fit 16 bits.
+// Every lane the merges read is below it: accept-by-old-value and read-then-add lanes are at
+// most cap + 1024 x 8 (exact_bin_ops.cuh), plain-add units hold at most this many entries.
+inline constexpr uint32_t kMaxMergeLane = 65535 - 255;
+
 // One 4-byte word of a chunk merged from its four 16-bit lanes (la: lanes 4w and 4w + 1,
-// lb: 4w + 2 and 4w + 3): every byte b becomes max(b, min(cap, b + min(cap, lane))), the
-// same as SaturatingAddBytes of the clamped lanes, computed in 16-bit halves (a byte plus a
-// clamped lane is at most 510, so no half carries) with native 16x2 min/max.
+// lb: 4w + 2 and 4w + 3), each <= kMaxMergeLane: every byte b becomes
+// max(b, min(cap, b + lane)) = min(max(b, cap), b + lane), the same as SaturatingAddBytes of
+// the lanes clamped to cap, computed in 16-bit halves (b + lane <= 65535: no half carries)
+// with Hopper's native 16x2 max and add-then-min (DPX; emulated before sm_90).
 __device__ __forceinline__ uint32_t MergeWordFromLanes(uint32_t g, uint32_t la, uint32_t lb, uint32_t cap2) {
-  const uint32_t inc_even = __vminu2(__byte_perm(la, lb, 0x5410), cap2);  // lanes 4w, 4w + 2
-  const uint32_t inc_odd = __vminu2(__byte_perm(la, lb, 0x7632), cap2);   // lanes 4w + 1, 4w + 3
-  const uint32_t g_even = g & 0x00FF00FFu;                                // bytes 0, 2
-  const uint32_t g_odd = (g >> 8) & 0x00FF00FFu;                          // bytes 1, 3
-  const uint32_t r_even = __vmaxu2(__vminu2(g_even + inc_even, cap2), g_even);
-  const uint32_t r_odd = __vmaxu2(__vminu2(g_odd + inc_odd, cap2), g_odd);
+  const uint32_t inc_even = __byte_perm(la, lb, 0x5410);  // lanes 4w, 4w + 2
+  const uint32_t inc_odd = __byte_perm(la, lb, 0x7632);   // lanes 4w + 1, 4w + 3
+  const uint32_t g_even = g & 0x00FF00FFu;                // bytes 0, 2
+  const uint32_t g_odd = (g >> 8) & 0x00FF00FFu;          // bytes 1, 3
+  const uint32_t r_even = __viaddmin_u16x2(g_even, inc_even, __vmaxu2(g_even, cap2));
+  const uint32_t r_odd = __viaddmin_u16x2(g_odd, inc_odd, __vmaxu2(g_odd, cap2));
   return __byte_perm(r_even, r_odd, 0x6240);
 }
 

@@ -130,7 +130,7 @@ __device__ __forceinline__ void DecodeEntryChunk(uint4 v, uint32_t chunk, uint32
 }
 
 // Counts the entries of one 16-byte chunk that lie in [lo, hi): with plain shared adds when
-// `plain` (the caller knows its unit holds fewer than 65536 entries, so no lane can carry;
+// `plain` (the caller knows its unit holds at most kMaxMergeLane entries, so no lane can carry;
 // lanes are clamped to cap at the merge), else with accept-by-old-value increments (lanes <=
 // cap).
 __device__ __forceinline__ void CountEntryChunk(uint4 v, uint32_t chunk, uint32_t lo, uint32_t hi, bool plain,
@@ -159,6 +159,9 @@ struct DeferredFoldParams {
 // stamps at: unit start, item found, entries counted and lock taken, range merged and
 // released.
 inline constexpr int kFoldTimelineStamps = 4;
+
+static_assert(255 + kMaxThreadsPerBlockForLanes * kMaxPendingLanesPerThread <= kMaxMergeLane,
+              "lanes counted by accept-by-old-value or read-then-add stay in MergeWordFromLanes' domain");
 
 // The lock of (histogram, range): ranges of one histogram take consecutive locks.
 __device__ __forceinline__ uint32_t* RangeLock(uint32_t* locks, const uint8_t* bins, uint32_t r) {
@@ -372,7 +375,7 @@ __device__ void FoldDeferredBlock(const DeferredFoldParams& p, uint32_t* lanes) 
     if (tid == kThreads - 32) AcquireRangeLock(lock);
     // Records per thread, their loads in flight together: slots, then headers. When the
     // whole unit takes one round (records <= kBatch * kThreads) its entry count is known
-    // before any lane is touched, and below 65536 no lane can carry: plain shared adds
+    // before any lane is touched, and up to kMaxMergeLane no lane can carry: plain shared adds
     // (no return value, no cap check; clamped to cap at the merge). Otherwise, or when
     // larger, accept-by-old-value increments (IncrementLanes16, lanes <= cap).
     // With few records (Roulo's speckle: ~500 per item), `group` threads share a record and
@@ -404,7 +407,7 @@ __device__ void FoldDeferredBlock(const DeferredFoldParams& p, uint32_t* lanes) 
       if (one_round) {  // every thread of the block is here exactly once
         if (mine != 0 && sub == 0) atomicAdd(&unit_entries, mine);
         __syncthreads();
-        plain = unit_entries < 65536;
+        plain = unit_entries <= kMaxMergeLane;
       }
 #pragma unroll
       for (int q = 0; q < kBatch; ++q) {

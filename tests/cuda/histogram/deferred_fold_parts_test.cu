@@ -1,7 +1,7 @@
 // Parts of the deferred-miss fold (deferred_fold_parts.cuh) checked on their own, against host
 // references, on inputs the whole-kernel tests reach only in part:
-// - MergeWordFromLanes: lanes above 255 (unclamped plain adds), bytes already above cap,
-//   every cap from 1 to 255;
+// - MergeWordFromLanes: lanes above 255 up to its domain's bound (unclamped plain adds),
+//   bytes already above cap, every cap from 1 to 255;
 // - FindUnitItem: items with no units anywhere in the list (runs of equal starts), lists
 //   around the 32-way search's boundaries, and the kernel's forward-only search.
 #include <gtest/gtest.h>
@@ -42,12 +42,13 @@ uint32_t MergeWordReference(uint32_t g, uint32_t la, uint32_t lb, uint32_t cap) 
 TEST(CudaDeferredFoldParts, MergeWordFromLanesMatchesTheSaturatingAdd) {
   HISTD_REQUIRE_GPU();
   std::mt19937_64 rng(TestSeed());
-  const uint32_t edge_lanes[] = {0, 1, 2, 127, 128, 254, 255, 256, 511, 4096, 65534, 65535};
+  // The domain's edge included: every lane a merge reads is at most kMaxMergeLane.
+  const uint32_t edge_lanes[] = {0, 1, 2, 127, 128, 254, 255, 256, 511, 4096, hg::kMaxMergeLane - 1, hg::kMaxMergeLane};
   const int n = 1 << 18;
   std::vector<uint32_t> g(n), la(n), lb(n), cap(n);
   auto lane = [&] {
     const uint64_t r = rng();
-    return (r & 3) == 0 ? static_cast<uint32_t>(r >> 16) & 0xFFFFu
+    return (r & 3) == 0 ? static_cast<uint32_t>(r >> 16) % (hg::kMaxMergeLane + 1)
                         : edge_lanes[(r >> 8) % (sizeof(edge_lanes) / sizeof(edge_lanes[0]))];
   };
   for (int i = 0; i < n; ++i) {

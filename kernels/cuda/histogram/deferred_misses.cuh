@@ -336,34 +336,40 @@ __device__ void MergeRange(const HistogramWork& w, uint32_t r, uint32_t* lanes, 
 template <int kThreads>
 __device__ void FoldDeferredBlock(const DeferredFoldParams& p, uint32_t* lanes) {
   static_assert(kThreads <= kMaxThreadsPerBlockForLanes, "16-bit lane proof bound");
-  __shared__ int unit_item;
+  static_assert(kThreads % 32 == 0, "whole warps");
+  constexpr int kWarps = kThreads / 32;
+  __shared__ int unit_items[kWarps];  // the items of the block's next kWarps units, one per warp
   __shared__ uint32_t unit_entries;
   const int tid = threadIdx.x;
-  WaitForProducer();  // launched dependent on the hot-window kernel (LaunchFoldDeferred)
-  if (*p.area.any_record == 0) return;  // no tile deferred (clustered data, small batches)
-  const uint32_t units = p.area.unit_start[p.work_count];
+  // Lanes cleared while the hot-window kernel finishes (they are this block's own).
   for (uint32_t v = tid; v < kDeferRangeBins / 8; v += kThreads)
     reinterpret_cast<uint4*>(lanes)[v] = make_uint4(0, 0, 0, 0);
   if (tid == 0) unit_entries = 0;  // then reset by each unit once every thread has read it
-  int item = 0;  // warp 0's: the block's units increase, so its item only moves forward
-  for (uint32_t u = blockIdx.x; u < units; u += gridDim.x) {
+  WaitForProducer();  // launched dependent on the hot-window kernel (LaunchFoldDeferred)
+  if (*p.area.any_record == 0) return;  // no tile deferred (clustered data, small batches)
+  const uint32_t units = p.area.unit_start[p.work_count];
+  uint32_t k = 0;                  // the block's unit count so far
+  for (uint32_t u = blockIdx.x; u < units; u += gridDim.x, ++k) {
     StampTimeline<kFoldTimelineStamps>(p.bench_timeline, u, 0);
-    if (tid < 32) {
-      item = FindUnitItem(p.area.unit_start, p.work_count, item, u, tid);
-      if (tid == 0) unit_item = item;
+    // The items of this and the next kWarps - 1 units, a warp each (one 32-way search, all
+    // in flight together): a unit no longer waits for its own search.
+    if (k % kWarps == 0) {
+      __syncthreads();  // every thread has read the previous batch
+      const uint64_t mine = u + uint64_t{tid / 32} * gridDim.x;
+      if (mine < units) {
+        const int item = FindUnitItem(p.area.unit_start, p.work_count, 0, static_cast<uint32_t>(mine), tid & 31);
+        if ((tid & 31) == 0) unit_items[tid / 32] = item;
+      }
+      __syncthreads();
     }
-    __syncthreads();
     StampTimeline<kFoldTimelineStamps>(p.bench_timeline, u, 1);
-    const int i = unit_item;
+    const int i = unit_items[k % kWarps];
     const uint32_t r = u - p.area.unit_start[i];
     const HistogramWork& w = p.work[i];
     const uint32_t capacity = (p.tile_start[i + 1] - p.tile_start[i]) * p.area.slots_per_tile;
     const uint32_t written = static_cast<uint32_t>(p.area.item_alloc[i] >> 32);
     const uint32_t records = written < capacity ? written : capacity;
-    if (records == 0) {  // nothing deferred (uniform over the block)
-      __syncthreads();   // unit_item is rewritten by the next unit
-      continue;
-    }
+    if (records == 0) continue;  // nothing deferred (uniform over the block)
     // The lanes are clear (zeroed at the start, then by each MergeRange as it reads them).
     uint32_t* lock = RangeLock(p.area.locks, w.bins, r);
     const uint32_t* slots = p.area.slots + uint64_t{p.tile_start[i]} * p.area.slots_per_tile;
@@ -420,8 +426,7 @@ __device__ void FoldDeferredBlock(const DeferredFoldParams& p, uint32_t* lanes) 
     // Every thread read unit_entries before the barrier above: the next unit's count starts
     // from 0 (its adds follow the next unit's barriers).
     if (tid == 0) unit_entries = 0;
-    // Ends with a barrier after its last read of the lanes; unit_item was last read before
-    // it, so the next unit may rewrite both.
+    // Ends with a barrier after its last read of the lanes, so the next unit may write them.
     MergeRange<kThreads>(w, r, lanes, lock);
     StampTimeline<kFoldTimelineStamps>(p.bench_timeline, u, 3);
   }

@@ -306,7 +306,34 @@ __device__ void MergeChunks(const Chunks& range, uint32_t cap, uint32_t* lanes, 
   }
 }
 
-// Merges range r of item w (bins [r << kRangeShift, ...) of the histogram) from
+// One (item, range) unit of the second kernel with its item's lookups done: what a block
+// needs before it reads the unit's records.
+struct FoldUnit {
+  const uint8_t* bins;    // the item's histogram
+  const uint32_t* slots;  // the item's record slots (16-byte units from `pool`)
+  const uint8_t* pool;    // the item's pool
+  uint32_t records;       // records written (at most the slots' capacity)
+  uint32_t r, hi;         // the range: bins [r << kDeferRangeShift, hi)
+  uint32_t cap;
+};
+
+// Unit u of item i (the item that owns it, FindUnitItem).
+__device__ __forceinline__ FoldUnit ResolveFoldUnit(const DeferredFoldParams& p, int i, uint32_t u) {
+  const HistogramWork& w = p.work[i];
+  const uint32_t t0 = p.tile_start[i], capacity = (p.tile_start[i + 1] - t0) * p.area.slots_per_tile;
+  const uint32_t written = static_cast<uint32_t>(p.area.item_alloc[i] >> 32);
+  FoldUnit f;
+  f.bins = w.bins;
+  f.slots = p.area.slots + uint64_t{t0} * p.area.slots_per_tile;
+  f.pool = p.area.pool + p.area.item_pool[i] * 16;
+  f.records = written < capacity ? written : capacity;
+  f.r = u - p.area.unit_start[i];
+  f.hi = RangeEnd(w, f.r);
+  f.cap = w.cap;
+  return f;
+}
+
+// Merges unit f's range (bins [f.r << kDeferRangeShift, f.hi) of its histogram) from
 // `lanes` (16-bit counts, clamped to cap here) into the global bytes, while the block holds
 // the range's lock (AcquireRangeLock; released here): a 16-byte chunk that lies wholly
 // inside the range is read, saturated and stored (no other writer can touch it: other
@@ -314,20 +341,13 @@ __device__ void MergeChunks(const Chunks& range, uint32_t cap, uint32_t* lanes, 
 // bytes, and the launch's word updates are complete); a chunk shared with a neighbour (a
 // misaligned histogram or range end) is merged word by word with MergeWordsAt, the exact
 // update every other writer of those bytes uses. Chunks whose lanes are all zero are skipped.
-// lock == nullptr: the caller is the only writer of the range's owned chunks in this launch
-// (the bucketed strategy folds all items of a histogram in one unit); nothing is released.
 // Every lane is read by exactly one thread (the one whose chunk holds its byte), which zeroes
 // it after reading: the lanes are clear for the block's next unit after the final barrier
 // (H100, Roulo: a separate clear and its barrier took 1.4 us of a 10.5 us unit).
-// kRangeShift: log2 of the range's bins (the deferred fold's 64K; the bucketed strategy's
-// slices, bucketed_layout.h). staged: when not null, the range's 16-byte chunks as read
-// earlier by the caller (RangeChunks) while nobody else could change them (the caller held
-// the range's lock, or is its only writer), in place of the loads here.
-template <int kThreads, int kRangeShift = kDeferRangeShift>
-__device__ void MergeRange(const HistogramWork& w, uint32_t r, uint32_t* lanes, uint32_t* lock,
-                           const uint4* staged = nullptr) {
-  const RangeChunks range(w.bins, r << kRangeShift, RangeEnd<kRangeShift>(w, r));
-  MergeChunks<kThreads>(range, w.cap, lanes, lock, staged);
+// (The bucketed strategy merges its slices with MergeChunks directly.)
+template <int kThreads>
+__device__ void MergeRange(const FoldUnit& f, uint32_t* lanes, uint32_t* lock) {
+  MergeChunks<kThreads>(RangeChunks(f.bins, f.r << kDeferRangeShift, f.hi), f.cap, lanes, lock, nullptr);
 }
 
 // The second kernel's block: (work item, range) units dealt round-robin. `lanes` holds
@@ -338,7 +358,7 @@ __device__ void FoldDeferredBlock(const DeferredFoldParams& p, uint32_t* lanes) 
   static_assert(kThreads <= kMaxThreadsPerBlockForLanes, "16-bit lane proof bound");
   static_assert(kThreads % 32 == 0, "whole warps");
   constexpr int kWarps = kThreads / 32;
-  __shared__ int unit_items[kWarps];  // the items of the block's next kWarps units, one per warp
+  __shared__ FoldUnit ahead[kWarps];  // the block's next kWarps units, resolved a warp each
   __shared__ uint32_t unit_entries;
   const int tid = threadIdx.x;
   // Lanes cleared while the hot-window kernel finishes (they are this block's own).
@@ -351,30 +371,26 @@ __device__ void FoldDeferredBlock(const DeferredFoldParams& p, uint32_t* lanes) 
   uint32_t k = 0;                  // the block's unit count so far
   for (uint32_t u = blockIdx.x; u < units; u += gridDim.x, ++k) {
     StampTimeline<kFoldTimelineStamps>(p.bench_timeline, u, 0);
-    // The items of this and the next kWarps - 1 units, a warp each (one 32-way search, all
-    // in flight together): a unit no longer waits for its own search.
+    // This and the next kWarps - 1 units, a warp each (one 32-way search for the item, then
+    // its lookups; all in flight together): a unit no longer waits for its own.
     if (k % kWarps == 0) {
       __syncthreads();  // every thread has read the previous batch
       const uint64_t mine = u + uint64_t{tid / 32} * gridDim.x;
       if (mine < units) {
         const int item = FindUnitItem(p.area.unit_start, p.work_count, 0, static_cast<uint32_t>(mine), tid & 31);
-        if ((tid & 31) == 0) unit_items[tid / 32] = item;
+        if ((tid & 31) == 0) ahead[tid / 32] = ResolveFoldUnit(p, item, static_cast<uint32_t>(mine));
       }
       __syncthreads();
     }
     StampTimeline<kFoldTimelineStamps>(p.bench_timeline, u, 1);
-    const int i = unit_items[k % kWarps];
-    const uint32_t r = u - p.area.unit_start[i];
-    const HistogramWork& w = p.work[i];
-    const uint32_t capacity = (p.tile_start[i + 1] - p.tile_start[i]) * p.area.slots_per_tile;
-    const uint32_t written = static_cast<uint32_t>(p.area.item_alloc[i] >> 32);
-    const uint32_t records = written < capacity ? written : capacity;
+    const FoldUnit& f = ahead[k % kWarps];
+    const uint32_t records = f.records, r = f.r;
     if (records == 0) continue;  // nothing deferred (uniform over the block)
     // The lanes are clear (zeroed at the start, then by each MergeRange as it reads them).
-    uint32_t* lock = RangeLock(p.area.locks, w.bins, r);
-    const uint32_t* slots = p.area.slots + uint64_t{p.tile_start[i]} * p.area.slots_per_tile;
-    const uint8_t* pool = p.area.pool + p.area.item_pool[i] * 16;
-    const uint32_t cap = w.cap;
+    uint32_t* lock = RangeLock(p.area.locks, f.bins, r);
+    const uint32_t* slots = f.slots;
+    const uint8_t* pool = f.pool;
+    const uint32_t cap = f.cap;
     // The range's lock is taken by one thread of the last warp before its share of the
     // records (the other warps count meanwhile); the barrier before MergeRange orders it
     // before the merge, which releases it.
@@ -427,7 +443,7 @@ __device__ void FoldDeferredBlock(const DeferredFoldParams& p, uint32_t* lanes) 
     // from 0 (its adds follow the next unit's barriers).
     if (tid == 0) unit_entries = 0;
     // Ends with a barrier after its last read of the lanes, so the next unit may write them.
-    MergeRange<kThreads>(w, r, lanes, lock);
+    MergeRange<kThreads>(f, lanes, lock);
     StampTimeline<kFoldTimelineStamps>(p.bench_timeline, u, 3);
   }
 }

@@ -350,9 +350,12 @@ __device__ void MergeRange(const FoldUnit& f, uint32_t* lanes, uint32_t* lock) {
   MergeChunks<kThreads>(RangeChunks(f.bins, f.r << kDeferRangeShift, f.hi), f.cap, lanes, lock, nullptr);
 }
 
-// The second kernel's block: (work item, range) units dealt round-robin. `lanes` holds
-// kDeferRangeBins 16-bit lanes. (Staging the range's bins by cp.async while counting, as the
-// bucketed strategy does, made Roulo 5.88 -> 6.67 us: NOTES.md.)
+// The second kernel's block: (work item, range) units dealt round-robin, resolved into
+// FoldUnits a batch of kThreads / 32 at a time (a warp each), so that a unit starts from
+// shared memory. `lanes` holds kDeferRangeBins 16-bit lanes. (Staging the range's bins by
+// cp.async while counting, as the bucketed strategy does, made Roulo 5.88 -> 6.67 us;
+// prefetching the next unit's records while counting, or its bins before the count's
+// barrier, measured slower too: NOTES.md, sessions 13 and 17.)
 template <int kThreads>
 __device__ void FoldDeferredBlock(const DeferredFoldParams& p, uint32_t* lanes) {
   static_assert(kThreads <= kMaxThreadsPerBlockForLanes, "16-bit lane proof bound");

@@ -378,7 +378,7 @@ __device__ void FoldDeferredBlock(const DeferredFoldParams& p, uint32_t* lanes) 
     // its lookups; all in flight together): a unit no longer waits for its own.
     if (k % kWarps == 0) {
       __syncthreads();  // every thread has read the previous batch
-      const uint64_t mine = u + uint64_t{tid / 32} * gridDim.x;
+      const uint64_t mine = u + static_cast<uint64_t>(tid / 32) * gridDim.x;
       if (mine < units) {
         const int item = FindUnitItem(p.area.unit_start, p.work_count, 0, static_cast<uint32_t>(mine), tid & 31);
         if ((tid & 31) == 0) ahead[tid / 32] = ResolveFoldUnit(p, item, static_cast<uint32_t>(mine));

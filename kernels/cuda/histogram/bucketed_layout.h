@@ -23,7 +23,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "kernels/cuda/histogram/fast_divide.h"  // HISTD_HD
+#include "kernels/cuda/histogram/fast_divide.h"  // HISTD_HD, LeadingZeros
 
 namespace histd::cuda::histogram {
 
@@ -118,11 +118,7 @@ struct BucketSliceMap {
     const uint32_t slices = BucketSlices(bins, slice_shift);
     if (!aligned16 || slices <= 1) return BucketSliceMap{slices, static_cast<uint32_t>(slice_shift), 8u, 1u, false};
     // ceil(log2(slices)), slices >= 2; no loop: every tile and unit computes its map.
-#if defined(__CUDA_ARCH__)
-    const uint32_t log2 = 32u - static_cast<uint32_t>(__clz(slices - 1u));
-#else
-    const uint32_t log2 = 32u - static_cast<uint32_t>(__builtin_clz(slices - 1u));
-#endif
+    const uint32_t log2 = 32u - LeadingZeros(slices - 1u);
     const uint32_t units = 1u << log2;
     return BucketSliceMap{units, granule_shift, log2, ((units * 40503u) >> 16) | 1u, true};  // 40503 / 2^16 ~ 0.618
   }

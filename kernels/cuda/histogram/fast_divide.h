@@ -27,6 +27,16 @@
 
 namespace histd::cuda::histogram {
 
+// Leading zero bits of x != 0, on host and device alike (one instruction on the device):
+// floor(log2 x) = 31 - LeadingZeros(x), ceil(log2 x) = 32 - LeadingZeros(x - 1) for x >= 2.
+HISTD_HD inline uint32_t LeadingZeros(uint32_t x) {
+#if defined(__CUDA_ARCH__)
+  return static_cast<uint32_t>(__clz(x));
+#else
+  return static_cast<uint32_t>(__builtin_clz(x));
+#endif
+}
+
 // The largest dividend FastDivide is exact for, whatever the divisor.
 inline constexpr uint32_t kFastDivideMaxDividend = 1u << 31;
 
@@ -42,11 +52,7 @@ struct FastDivide {
     FastDivide f;
     f.d = divisor == 0 ? 1u : divisor;
     f.neg_d = 0u - f.d;
-#ifdef __CUDA_ARCH__
-    const uint32_t s = 31 - static_cast<uint32_t>(__clz(f.d));  // 2^s <= d < 2^(s + 1)
-#else
-    const uint32_t s = 31 - static_cast<uint32_t>(__builtin_clz(f.d));
-#endif
+    const uint32_t s = 31 - LeadingZeros(f.d);  // 2^s <= d < 2^(s + 1)
     if (f.d == 1) return f;
     f.one_mask = 0;
     if ((f.d & (f.d - 1)) == 0) {  // 2^s, s >= 1

@@ -103,7 +103,7 @@ inline void PrintTileTimeline(const std::string& workload, histd::cuda::Histogra
   // ones: the first pays cold instruction caches and every block starting at once.
   const size_t blocks = size_t(histd::cuda::CurrentDeviceSmCountOr());
   const PhaseSums tiles(tile_stamps.Read(), kStamps, [&](size_t t) { return t < blocks ? 0 : 1; });
-  const char* names[kStamps - 1] = {"find the tile's item", "choose its window (probe)", "clear the window's lanes",
+  const char* names[kStamps - 1] = {"read the tile's item and window (chosen before this kernel)", "clear the window's lanes",
                                     "stream and fold (block thread 0's loop)", "wait for the block, drain queues",
                                     "merge the window into the bins", "outflow, barrier"};
   auto mean = [&](int g, int k) {
@@ -133,6 +133,11 @@ inline void PrintTileTimeline(const std::string& workload, histd::cuda::Histogra
     t.Add({"gap from the first kernel's last tile to the second's first unit",
            Fmt("%.2f", (double(fold.first) - double(tiles.last)) * 1e-3), "", "", "-"});
   }
+  // What the spans leave out: the planner and the window choice (ChooseTileWindowsKernel)
+  // before the first tile, launch latencies, the tail after the last stamp.
+  const unsigned long long last = fold.Units() != 0 ? fold.last : tiles.last;
+  t.Add({"outside the spans (plan and window kernels, launch latencies)",
+         Fmt("%.2f", launch_ms * 1e3 - (double(last) - double(tiles.first)) * 1e-3), "", "", "-"});
   t.Add({"launch (median, all kernels)", Fmt("%.2f", launch_ms * 1e3), "", "", "-"});
   t.Print("Hot-window tile timeline (one launch; globaltimer stamps by thread 0)");
 }

@@ -2,8 +2,8 @@
 // histograms, exactly (see exact_bin_ops.cuh for the proof).
 //
 // Per tile (a run of <= tile_samples samples of one work item):
-//   1. choose a hot window of the histogram from the tile's own samples
-//      (block_window_select.cuh), at most `window_bins` bins;
+//   1. read the tile's hot window, chosen from the tile's own samples before this kernel
+//      (tile_windows.cuh, block_window_select.cuh);
 //   2. clear the window's 16-bit counters in shared memory;
 //   3. stream the samples once from DRAM (16-byte loads, the next round's loads issued
 //      before this round is folded, evict-first so that the histograms stay in L2); a
@@ -29,7 +29,6 @@
 #include <cstdint>
 
 #include "kernels/cuda/histogram/block_window_merge.cuh"
-#include "kernels/cuda/histogram/block_window_select.cuh"
 #include "kernels/cuda/histogram/deferred_fold_parts.cuh"
 #include "kernels/cuda/histogram/exact_bin_ops.cuh"
 #include "kernels/cuda/histogram/histogram_tuning.h"
@@ -181,7 +180,6 @@ template <int kThreads, int kCluster, bool kDefers>
 __device__ void HotWindowBlock(const HotWindowParams& p, uint32_t* lanes, uint32_t lane_words,
                                uint32_t* queues) {
   __shared__ TileState tile;
-  __shared__ unsigned long long warp_best[kThreads / 32];
   __shared__ DeferTarget defer;
   __shared__ uint32_t lane_sink[32];  // CountLanes16At's adds that count nothing (never read)
   const int tid = threadIdx.x;
@@ -204,24 +202,26 @@ __device__ void HotWindowBlock(const HotWindowParams& p, uint32_t* lanes, uint32
   }
   WarpMissQueue queue{queues + (tid >> 5) * kMissQueueEntries, 0, defers ? &defer : nullptr};
   const uint32_t total_tiles = p.tile_start[p.work_count];
-  int item_hint = 0;  // warp 0's: the block's tiles increase, so their item only moves forward
   const uint64_t group_tile = uint64_t{p.tile_samples} * kCluster;
   for (uint32_t t = group; t < total_tiles; t += groups) {
     StampTimeline<kTimelineStamps>(p.bench_timeline, t, 0);
-    if (tid < 32) item_hint = FindUnitItem(p.tile_start, p.work_count, item_hint, t, tid);
-    if (tid == 0) {
-      const int lo = item_hint;  // the last item whose first tile is <= t
+    if (tid == 0) {  // the tile's item and window, chosen before this kernel (tile_windows.cuh)
+      const TileWindow tw = p.windows[t];
+      const int lo = static_cast<int>(tw.item);
       tile.item_index = lo;
       tile.item = p.work[lo];
+      tile.window = tw.window;
       const uint64_t count = tile.item.count;
       const uint64_t span = uint64_t{t - p.tile_start[lo]} * group_tile;
-      tile.span_begin = span;
-      tile.span_end = span + group_tile < count ? span + group_tile : count;
+      const uint64_t span_end = span + group_tile < count ? span + group_tile : count;
       const uint64_t b = span + uint64_t{rank} * p.tile_samples;
       const uint64_t e = b + p.tile_samples;
-      tile.begin = b < tile.span_end ? b : tile.span_end;
-      tile.end = e < tile.span_end ? e : tile.span_end;
-      if (defers) defer.item = lo;
+      tile.begin = b < span_end ? b : span_end;
+      tile.end = e < span_end ? e : span_end;
+      if (defers) {
+        defer.item = lo;
+        defer.active = tw.defers != 0;
+      }
     }
     if (tid < 5) tile.outflow[tid] = 0;
     __syncthreads();
@@ -230,55 +230,13 @@ __device__ void HotWindowBlock(const HotWindowParams& p, uint32_t* lanes, uint32
     const uint32_t n = static_cast<uint32_t>(tile.end - tile.begin);
     const uint32_t* words = p.samples + item.sample_offset;
     const bool pairs = item.kind == 1;
-    Window win{0, 0, 0, 0};
-    const uint64_t bins = uint64_t{item.rows} * item.cols;
-    // The share of misses among this tile's probes (deferral decision, by thread 0).
-    uint32_t miss_probes = 0, all_probes = 1;
-    if (p.window_bins == 0) {
-      miss_probes = 1;  // no window: every sample misses
-    } else if (bins <= p.window_bins) {
-      win = Window{0, 0, item.rows, item.cols};
-    } else {
-      // Every block of a cluster probes the same samples, so all choose the same window.
-      const uint64_t begin = tile.span_begin;
-      const uint32_t span_n = static_cast<uint32_t>(tile.span_end - tile.span_begin);
-      const uint32_t probes = span_n < kWindowProbeSamples ? span_n : kWindowProbeSamples;
-      const FastDivide by_cols = FastDivide::For(item.cols);
-      const AxisView ax(item);
-      // Runs of kWindowProbeRun consecutive samples spread evenly over the span (a span
-      // shorter than the probe is read whole): a warp's probes touch 2 runs, i.e. a few
-      // sectors, instead of 32 scattered ones.
-      const uint32_t runs = probes / kWindowProbeRun;
-      const uint32_t run_stride = probes < kWindowProbeSamples ? kWindowProbeRun : span_n / runs;
-      auto probe = [&](uint32_t i, uint32_t* r, uint32_t* c) -> bool {
-        const uint64_t s = begin + uint64_t{i / kWindowProbeRun} * run_stride + i % kWindowProbeRun;
-        if (!pairs) {
-          const uint32_t idx = words[s];
-          *r = by_cols.Quotient(idx);
-          *c = idx - *r * item.cols;
-          return true;
-        }
-        uint32_t scratch[5] = {0, 0, 0, 0, 0};
-        const float* f = reinterpret_cast<const float*>(words);
-        return ax.Bin(f[2 * s], f[2 * s + 1], r, c, scratch);
-      };
-      uint32_t captured = 0;
-      win = SelectWindow<kThreads>(item.rows, item.cols, p.window_bins, probes, probe, lanes,
-                                   warp_best, &captured);
-      miss_probes = probes - captured;
-      all_probes = probes == 0 ? 1 : probes;
-    }
-    StampTimeline<kTimelineStamps>(p.bench_timeline, t, 2);
-    if (tid == 0) {
-      tile.window = win;
-      if (defers) defer.active = DefersMisses(bins, item.count * miss_probes / all_probes, p.defer_bins_per_miss);
-    }
+    const Window win = tile.window;
     // Clear the window's lanes (rounded up to whole 16-byte vectors; capacity allows it).
     const uint32_t clear_vec = (win.wh * win.ww + 7) / 8;
     for (uint32_t i = tid; i < clear_vec && 4 * i < lane_words; i += kThreads)
       reinterpret_cast<uint4*>(lanes)[i] = make_uint4(0, 0, 0, 0);
     __syncthreads();
-    StampTimeline<kTimelineStamps>(p.bench_timeline, t, 3);
+    StampTimeline<kTimelineStamps>(p.bench_timeline, t, 2);
     const TileView v(tile, lanes, lane_sink, p);
     uint32_t out[5] = {0, 0, 0, 0, 0};
     if (!pairs) {
@@ -291,10 +249,10 @@ __device__ void HotWindowBlock(const HotWindowParams& p, uint32_t* lanes, uint32
         if ((tid & 31) == 0 && s != 0) atomicAdd(&tile.outflow[k], s);
       }
     }
-    StampTimeline<kTimelineStamps>(p.bench_timeline, t, 4);
+    StampTimeline<kTimelineStamps>(p.bench_timeline, t, 3);
     if (queue.count != 0) queue.Drain(v);
     SyncGroup<kCluster>();  // every lane of every block final (no pending adds)
-    StampTimeline<kTimelineStamps>(p.bench_timeline, t, 5);
+    StampTimeline<kTimelineStamps>(p.bench_timeline, t, 4);
     if (!(p.bench_probe & kProbeSkipMerge)) {
       LaneSources<kCluster> sources;  // built here: kept across the fold loop it would spill
       if constexpr (kCluster == 1) {
@@ -305,7 +263,7 @@ __device__ void HotWindowBlock(const HotWindowParams& p, uint32_t* lanes, uint32
       }
       MergeWindow<kThreads, kCluster>(v, sources, lane_words, rank);
     }
-    StampTimeline<kTimelineStamps>(p.bench_timeline, t, 6);
+    StampTimeline<kTimelineStamps>(p.bench_timeline, t, 5);
     if (tid == 0 && n != 0) {
       HistogramOutflow* o = p.outflow + tile.item_index;
       if (!pairs) {
@@ -318,7 +276,7 @@ __device__ void HotWindowBlock(const HotWindowParams& p, uint32_t* lanes, uint32
       }
     }
     SyncGroup<kCluster>();  // lanes and shared state are reused by the next tile
-    StampTimeline<kTimelineStamps>(p.bench_timeline, t, 7);
+    StampTimeline<kTimelineStamps>(p.bench_timeline, t, 6);
   }
 }
 

@@ -8,12 +8,14 @@
 // So a cluster anywhere, a single hot bin, or a band all land in the window; uniform data
 // gets some window, which is as good as any. Histograms that fit whole skip all of this.
 //
-// Cost: one round of probe loads, two warp-scan passes over <= 2048 cells, and ~30
-// summed-area lookups per thread; small next to folding a tile of 2^16..2^17 samples.
+// Cost: one round of probe loads, two scan passes over <= 2048 cells, ~5,000 summed-area
+// scores spread over the block; one block chooses one tile's window
+// (tile_windows.cuh).
 #pragma once
 
 #include <cstdint>
 
+#include "kernels/cuda/histogram/fast_divide.h"
 #include "kernels/cuda/histogram/histogram_tuning.h"
 
 namespace histd::cuda::histogram {
@@ -100,100 +102,164 @@ __device__ __forceinline__ uint32_t WarpInclusiveSum(uint32_t x, int lane) {
   return x;
 }
 
+// A candidate shape's placement count and where its ids start (SelectWindow's scratch).
+struct WindowShape {
+  uint32_t a, b;        // cells high and wide
+  uint32_t pos_c;       // positions per row of positions
+  uint32_t positions;   // 0: not a candidate (ShapeOf false)
+  uint32_t base;        // first candidate id of this shape
+  FastDivide by_pos_c;  // position -> (row, column) of positions
+};
+
 // Block-wide. `probe(i, &row, &col)` returns false for a sample that falls outside the
 // histogram (coordinates out of range); i in [0, probes). `cells` is shared scratch of at
-// least kGridRows * kGridCols words; `best` a shared 64-bit slot, `warp_best` shared
-// [kThreads / 32]. Ends with a barrier; every thread returns the same window and, when
-// `captured` is not null, stores the probes inside the chosen coarse rectangle there (a
-// lower bound on the window's share: the fitted window contains that rectangle).
+// least kGridRows * kGridCols words; `warp_best` shared [kThreads / 32]. Ends with a barrier;
+// every thread returns the same window and, when `captured` is not null, stores the probes
+// inside the chosen coarse rectangle there (a lower bound on the window's share: the fitted
+// window contains that rectangle).
+// Every step is spread over the block with no serial chain longer than a few dozen
+// instructions (H100: the first version, a warp per grid row and every thread deriving all
+// shapes with 64-bit divisions, took ~14 us per tile; the whole choice is latency).
 template <int kThreads, class Probe>
 __device__ Window SelectWindow(uint32_t rows, uint32_t cols, uint32_t capacity, uint32_t probes,
                                Probe probe, uint32_t* cells,
                                unsigned long long* warp_best, uint32_t* captured = nullptr) {
+  static_assert(kThreads % 32 == 0 && kThreads >= 64, "whole warps");
+  static_assert(kGridCols == 64 && kGridRows == 32, "the scans below cut rows into 8 runs of 8, columns into 4");
+  // Raw storage: FastDivide's member initializers would be a dynamic initialization.
+  __shared__ alignas(16) unsigned char shape_bytes[sizeof(WindowShape) * kWindowShapes];
+  WindowShape* shapes = reinterpret_cast<WindowShape*>(shape_bytes);
+  __shared__ Window chosen;
+  __shared__ uint32_t chosen_count;
   const CoarseGrid g = CoarseGrid::For(rows, cols);
   const uint32_t ncells = g.grid_rows * g.grid_cols;
-  const int tid = threadIdx.x;
+  const int tid = threadIdx.x, lane = tid & 31;
   for (uint32_t c = tid; c < ncells; c += kThreads) cells[c] = 0;
-  __syncthreads();
-  for (uint32_t i = tid; i < probes; i += kThreads) {
-    uint32_t r, c;
-    if (probe(i, &r, &c)) atomicAdd(&cells[(r / g.cell_h) * g.grid_cols + c / g.cell_w], 1u);
+  if (tid < kWindowShapes) {
+    WindowShape sh{0, 0, 1, 0, 0, FastDivide::For(1)};
+    if (ShapeOf(tid, g, capacity, &sh.a, &sh.b)) {
+      sh.pos_c = g.grid_cols - sh.b + 1;
+      sh.positions = (g.grid_rows - sh.a + 1) * sh.pos_c;
+      sh.by_pos_c = FastDivide::For(sh.pos_c);
+    }
+    shapes[tid] = sh;
   }
   __syncthreads();
-  // Inclusive summed-area table in place, with warp scans: along each row (a warp per
-  // row, two columns per lane: grid_cols <= 64), then down each column (a lane per row:
-  // grid_rows <= 32).
-  const int lane = tid & 31, warp = tid >> 5;
-  constexpr int kWarps = kThreads / 32;
-  static_assert(kGridCols <= 64 && kGridRows <= 32, "one warp scans a row or a column");
-  for (uint32_t r = warp; r < g.grid_rows; r += kWarps) {
-    uint32_t* row = cells + r * g.grid_cols;
-    uint32_t x0 = lane < static_cast<int>(g.grid_cols) ? row[lane] : 0u;
-    uint32_t x1 = lane + 32 < static_cast<int>(g.grid_cols) ? row[lane + 32] : 0u;
-    x0 = WarpInclusiveSum(x0, lane);
-    x1 = WarpInclusiveSum(x1, lane) + __shfl_sync(0xffffffffu, x0, 31);
-    if (lane < static_cast<int>(g.grid_cols)) row[lane] = x0;
-    if (lane + 32 < static_cast<int>(g.grid_cols)) row[lane + 32] = x1;
+  // The probes: every load in flight before any count.
+  constexpr int kPerThread = (kWindowProbeSamples + kThreads - 1) / kThreads;
+  uint32_t pr[kPerThread], pc[kPerThread];
+  bool ok[kPerThread];
+#pragma unroll
+  for (int k = 0; k < kPerThread; ++k) {
+    const uint32_t i = tid + k * kThreads;
+    ok[k] = i < probes && probe(i, &pr[k], &pc[k]);
+  }
+#pragma unroll
+  for (int k = 0; k < kPerThread; ++k)
+    if (ok[k]) atomicAdd(&cells[(pr[k] / g.cell_h) * g.grid_cols + pc[k] / g.cell_w], 1u);
+  if (tid == 0) {  // ids: shapes in order, positions row-major (ties go to the lowest id)
+    uint32_t base = 0;
+    for (int s = 0; s < kWindowShapes; ++s) {
+      shapes[s].base = base;
+      base += shapes[s].positions;
+    }
   }
   __syncthreads();
-  for (uint32_t c = warp; c < g.grid_cols; c += kWarps) {
-    uint32_t x = lane < static_cast<int>(g.grid_rows) ? cells[lane * g.grid_cols + c] : 0u;
-    x = WarpInclusiveSum(x, lane);
-    if (lane < static_cast<int>(g.grid_rows)) cells[lane * g.grid_cols + c] = x;
+  // Inclusive summed-area table in place. Along rows: a thread sums a run of 8 cells, 8
+  // lanes scan the runs of one row (4 rows a warp). Down columns: runs of 8 rows, 4 lanes a
+  // column (8 columns a warp). Cells outside the grid read as 0 and are not written.
+  for (uint32_t task = tid; task < kGridRows * 8; task += kThreads) {  // warp-uniform (256 % 32 == 0)
+    const uint32_t row = task / 8, run = task % 8;
+    uint32_t v[8], sum = 0;
+#pragma unroll
+    for (int q = 0; q < 8; ++q) {
+      const uint32_t col = run * 8 + q;
+      v[q] = row < g.grid_rows && col < g.grid_cols ? cells[row * g.grid_cols + col] : 0u;
+      sum += v[q];
+    }
+    uint32_t incl = sum;
+#pragma unroll
+    for (int off = 1; off < 8; off <<= 1) {
+      const uint32_t y = __shfl_up_sync(0xffffffffu, incl, off, 8);
+      if (static_cast<int>(run) >= off) incl += y;
+    }
+    uint32_t acc = incl - sum;
+#pragma unroll
+    for (int q = 0; q < 8; ++q) {
+      const uint32_t col = run * 8 + q;
+      acc += v[q];
+      if (row < g.grid_rows && col < g.grid_cols) cells[row * g.grid_cols + col] = acc;
+    }
+  }
+  __syncthreads();
+  for (uint32_t task = tid; task < kGridCols * 4; task += kThreads) {  // warp-uniform
+    const uint32_t col = task / 4, run = task % 4;
+    uint32_t v[8], sum = 0;
+#pragma unroll
+    for (int q = 0; q < 8; ++q) {
+      const uint32_t row = run * 8 + q;
+      v[q] = row < g.grid_rows && col < g.grid_cols ? cells[row * g.grid_cols + col] : 0u;
+      sum += v[q];
+    }
+    uint32_t incl = sum;
+#pragma unroll
+    for (int off = 1; off < 4; off <<= 1) {
+      const uint32_t y = __shfl_up_sync(0xffffffffu, incl, off, 4);
+      if (static_cast<int>(run) >= off) incl += y;
+    }
+    uint32_t acc = incl - sum;
+#pragma unroll
+    for (int q = 0; q < 8; ++q) {
+      const uint32_t row = run * 8 + q;
+      acc += v[q];
+      if (row < g.grid_rows && col < g.grid_cols) cells[row * g.grid_cols + col] = acc;
+    }
   }
   __syncthreads();
   auto sat = [&](int i, int j) -> uint32_t {  // sum of cells [0, i] x [0, j]; -1 gives 0
     return (i < 0 || j < 0) ? 0u : cells[i * g.grid_cols + j];
   };
-  // Score every (shape, position): a warp per row of positions, a lane per column; no
-  // divisions. key = count << 32 | ~candidate id (ties go to the lowest id).
+  // Score every (shape, position), positions dealt over the block. key = count << 32 | ~id.
   unsigned long long mine = 0;
-  uint32_t base = 0;
   for (int s = 0; s < kWindowShapes; ++s) {
-    uint32_t a, b;
-    if (!ShapeOf(s, g, capacity, &a, &b)) continue;
-    const uint32_t pos_r = g.grid_rows - a + 1, pos_c = g.grid_cols - b + 1;
-    for (uint32_t i0 = warp; i0 < pos_r; i0 += kWarps) {
-      for (uint32_t j0 = lane; j0 < pos_c; j0 += 32) {
-        const int i1 = i0 + a - 1, j1 = j0 + b - 1;
-        const uint32_t count = sat(i1, j1) - sat(int(i0) - 1, j1) - sat(i1, int(j0) - 1) +
-                               sat(int(i0) - 1, int(j0) - 1);
-        const uint32_t id = base + i0 * pos_c + j0;
-        const unsigned long long key = (static_cast<unsigned long long>(count) << 32) | (~id);
-        if (key > mine) mine = key;
-      }
+    const WindowShape& sh = shapes[s];
+    for (uint32_t p = tid; p < sh.positions; p += kThreads) {
+      uint32_t i0, j0;
+      sh.by_pos_c.DivMod(p, &i0, &j0);
+      const int i1 = i0 + sh.a - 1, j1 = j0 + sh.b - 1;
+      const uint32_t count = sat(i1, j1) - sat(int(i0) - 1, j1) - sat(i1, int(j0) - 1) + sat(int(i0) - 1, int(j0) - 1);
+      const unsigned long long key = (static_cast<unsigned long long>(count) << 32) | (~(sh.base + p));
+      if (key > mine) mine = key;
     }
-    base += pos_r * pos_c;
   }
   for (int off = 16; off > 0; off >>= 1) {
     const unsigned long long other = __shfl_xor_sync(0xffffffffu, mine, off);
     if (other > mine) mine = other;
   }
-  if ((tid & 31) == 0) warp_best[tid >> 5] = mine;
+  if (lane == 0) warp_best[tid >> 5] = mine;
   __syncthreads();
-  unsigned long long best = 0;
-  for (int w = 0; w < kThreads / 32; ++w) best = warp_best[w] > best ? warp_best[w] : best;
-  if (captured != nullptr) *captured = static_cast<uint32_t>(best >> 32);
-  // Decode the winning id back to (shape, position); every thread does the same work.
-  uint32_t id = ~static_cast<uint32_t>(best & 0xFFFFFFFFull);
-  base = 0;
-  Window win{0, 0, 0, 0};
-  for (int s = 0; s < kWindowShapes; ++s) {
-    uint32_t a, b;
-    if (!ShapeOf(s, g, capacity, &a, &b)) continue;
-    const uint32_t pos_c = g.grid_cols - b + 1;
-    const uint32_t positions = (g.grid_rows - a + 1) * pos_c;
-    if (id < base + positions) {
-      const uint32_t p = id - base;
-      const uint32_t r0 = (p / pos_c) * g.cell_h, c0 = (p % pos_c) * g.cell_w;
-      const uint32_t r1 = min(rows, r0 + a * g.cell_h), c1 = min(cols, c0 + b * g.cell_w);
+  if (tid == 0) {  // the best key, decoded back to (shape, position) and fitted
+    unsigned long long best = 0;
+    for (int w = 0; w < kThreads / 32; ++w) best = warp_best[w] > best ? warp_best[w] : best;
+    const uint32_t id = ~static_cast<uint32_t>(best & 0xFFFFFFFFull);
+    Window win{0, 0, 0, 0};
+    for (int s = 0; s < kWindowShapes; ++s) {
+      const WindowShape& sh = shapes[s];
+      if (sh.positions == 0 || id - sh.base >= sh.positions) continue;
+      uint32_t i0, j0;
+      sh.by_pos_c.DivMod(id - sh.base, &i0, &j0);
+      const uint32_t r0 = i0 * g.cell_h, c0 = j0 * g.cell_w;
+      const uint32_t r1 = min(rows, r0 + sh.a * g.cell_h), c1 = min(cols, c0 + sh.b * g.cell_w);
       win = FitWindow(rows, cols, capacity, r0, r1 - r0, c0, c1 - c0);
       break;
     }
-    base += positions;
+    chosen = win;
+    chosen_count = static_cast<uint32_t>(best >> 32);
   }
-  __syncthreads();  // `cells` and `warp_best` are free again
-  return win;
+  __syncthreads();  // `cells`, `warp_best` and the shapes are free again; `chosen` is
+                    // rewritten only after the next call's first two barriers
+  if (captured != nullptr) *captured = chosen_count;
+  return chosen;
 }
 
 }  // namespace histd::cuda::histogram

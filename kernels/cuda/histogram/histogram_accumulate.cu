@@ -1,8 +1,8 @@
 // Host entry point and dispatch of the production histogram kernel (see the header), with
 // its thin __global__ shells: BucketedKernel<config> (agent_bucketed.cuh), PlanTilesKernel
 // (exclusive prefix of tiles per work item, in the workspace; with deferred misses also of
-// ranges per item), HotWindowKernel<config> (agent_hot_window.cuh) and FoldDeferredKernel
-// (deferred_misses.cuh).
+// ranges per item), ChooseTileWindowsKernel (tile_windows.cuh), HotWindowKernel<config>
+// (agent_hot_window.cuh) and FoldDeferredKernel (deferred_misses.cuh).
 #include "kernels/cuda/histogram/histogram_accumulate.h"
 
 #include <cub/block/block_scan.cuh>
@@ -23,6 +23,7 @@
 #include "kernels/cuda/histogram/deferred_layout.h"
 #include "kernels/cuda/histogram/deferred_misses.cuh"
 #include "kernels/cuda/histogram/histogram_tuning.h"
+#include "kernels/cuda/histogram/tile_windows.cuh"
 #include "kernels/histogram_types.h"
 
 namespace histd::cuda {
@@ -45,7 +46,6 @@ struct ConfigBudget {
       sizeof(TileState) + 8 * (c.threads / 32) + (c.defer_misses ? sizeof(DeferTarget) : 0);
   static_assert(!c.defer_misses || c.cluster == 1, "deferred misses: one block per window");
   static_assert(c.window_bins % 8 == 0, "lanes are cleared 8 at a time");
-  static_assert(c.window_bins / 2 >= kGridRows * kGridCols, "window selection scratch");
   static_assert(c.threads <= kMaxThreadsPerBlockForLanes, "16-bit lane proof bound");
   static_assert(c.cluster >= 1 && c.cluster <= 8, "portable cluster sizes only");
   static_assert(255 * c.cluster < 65536, "a cluster's summed lanes fit 16 bits");
@@ -113,6 +113,29 @@ __global__ void __launch_bounds__(kPlanThreads) PlanTilesKernel(const HistogramW
     tile_start[work_count] = carry;
     if (unit_start != nullptr) unit_start[work_count] = unit_carry;
   }
+}
+
+constexpr int kWindowThreads = 256;
+
+__global__ void __launch_bounds__(kWindowThreads) ChooseTileWindowsKernel(TileWindowParams p) {
+  __shared__ uint32_t cells[kGridRows * kGridCols];
+  WaitForProducer();  // launched dependent on PlanTilesKernel
+  // The hot-window kernel may be scheduled now: its blocks (the whole register file of an
+  // SM each) start as these leave, and wait for this grid's completion.
+  TriggerDependents();
+  ChooseTileWindowsBlock<kWindowThreads>(p, cells);
+}
+
+// One block per plan tile up to the blocks that fit at once (the rest loop).
+absl::Status LaunchChooseTileWindows(const TileWindowParams& p, uint64_t tile_bound, int sm_count,
+                                     cudaStream_t stream) {
+  const absl::StatusOr<int> per_sm = ResidentBlocksPerSm<ChooseTileWindowsKernel>(kWindowThreads, 0);
+  if (!per_sm.ok()) return per_sm.status();
+  const uint64_t resident = uint64_t(sm_count) * uint64_t(*per_sm);
+  const uint64_t blocks = tile_bound < resident ? tile_bound : resident;
+  if (blocks == 0) return absl::OkStatus();
+  return LaunchDependent("ChooseTileWindowsKernel", ChooseTileWindowsKernel, dim3(static_cast<unsigned>(blocks)),
+                         dim3(kWindowThreads), 0, stream, p);
 }
 
 __global__ void __launch_bounds__(kDeferFoldThreads, kDeferFoldBlocksPerSm) FoldDeferredKernel(DeferredFoldParams p) {
@@ -198,7 +221,7 @@ __global__ void __launch_bounds__(kHotWindowConfigs[kConfig].threads,
                                   kHotWindowConfigs[kConfig].blocks_per_sm)
     HotWindowKernel(HotWindowParams p) {
   (void)ConfigBudget<kConfig>{};
-  WaitForProducer();  // launched dependent on PlanTilesKernel
+  WaitForProducer();  // launched dependent on ChooseTileWindowsKernel (after PlanTilesKernel)
   // The deferred fold (launched dependent on this kernel) may be scheduled now: its blocks
   // cannot share an SM with this kernel's (shared memory), start as these leave, and wait
   // for this grid's completion before reading anything (WaitForProducer). H100, Roulo: the
@@ -267,9 +290,14 @@ uint32_t AdaptiveTileSamples(const HotWindowConfig& c, uint64_t total_samples, i
 
 // The hot-window launch's choices and its workspace: the tile plan, then (configs with
 // defer_misses) the deferral area of deferred_layout.h.
+// The hot-window path's workspace: the tile plan (work_count + 1 u32), one TileWindow per
+// plan tile (at most window_tiles), then the deferral area when the config defers.
 struct HotWindowPlan {
   int config;
-  uint32_t tile_samples;
+  uint32_t tile_samples;   // per block
+  uint32_t plan_tile;      // per plan tile: tile_samples * the config's cluster
+  uint64_t window_tiles;   // bound on the plan's tiles
+  size_t windows;          // byte offset of the TileWindows
   bool defers;
   DeferredLayout defer;
   size_t bytes;
@@ -281,8 +309,11 @@ struct HotWindowPlan {
     const HotWindowConfig& c = kHotWindowConfigs[plan.config];
     plan.tile_samples =
         o.tile_samples ? o.tile_samples : AdaptiveTileSamples(c, args.total_samples, args.work_count);
+    plan.plan_tile = plan.tile_samples * static_cast<uint32_t>(c.cluster);
+    plan.window_tiles = args.total_samples / plan.plan_tile + uint64_t(args.work_count);
     plan.defers = c.defer_misses;
-    const size_t tile_plan = DeferredLayout::Align(sizeof(uint32_t) * (size_t(args.work_count) + 1));
+    plan.windows = DeferredLayout::Align(sizeof(uint32_t) * (size_t(args.work_count) + 1));
+    const size_t tile_plan = DeferredLayout::Align(plan.windows + sizeof(TileWindow) * plan.window_tiles);
     plan.bytes = tile_plan;
     if (plan.defers) {
       plan.defer = DeferredLayout::For(tile_plan, args.total_samples, args.work_count, plan.tile_samples, c.threads);
@@ -425,28 +456,34 @@ absl::Status HistogramAccumulate::run(const HistogramAccumulateArgs& args, void*
   p.samples = args.samples;
   p.outflow = args.outflow;
   p.tile_start = static_cast<const uint32_t*>(workspace);
+  histogram::TileWindow* windows =
+      reinterpret_cast<histogram::TileWindow*>(static_cast<uint8_t*>(workspace) + plan.windows);
+  p.windows = windows;
   p.tile_samples = plan.tile_samples;
-  p.window_bins = c.window_bins;
-  if (o.max_window_bins != 0 && o.max_window_bins < p.window_bins) p.window_bins = o.max_window_bins;
+  uint32_t window_bins = c.window_bins;
+  if (o.max_window_bins != 0 && o.max_window_bins < window_bins) window_bins = o.max_window_bins;
   const bool global_only =
       o.strategy == HistogramStrategy::kGlobalOnly ||
       (o.strategy == HistogramStrategy::kAuto &&
        args.total_samples <= histogram::kAutoGlobalOnlyMaxSamples);
-  if (global_only) p.window_bins = 0;
+  if (global_only) window_bins = 0;
   p.bench_probe = o.bench_probe;
   p.bench_timeline = o.bench_timeline;
   p.miss_guess_zero = o.miss_guess < 0 ? histogram::kDefaultMissGuessZero : o.miss_guess == 1;
   p.defer = plan.defers ? plan.defer.At(workspace) : histogram::DeferredArea{};
-  p.defer_bins_per_miss = o.defer_bins_per_miss ? o.defer_bins_per_miss : histogram::kDeferMinMissesPerBinInverse;
+  const uint32_t defer_bins_per_miss =
+      o.defer_bins_per_miss ? o.defer_bins_per_miss : histogram::kDeferMinMissesPerBinInverse;
 
   // A tile of the plan is what one block (or one cluster) takes at a time.
-  const uint32_t plan_tile = p.tile_samples * static_cast<uint32_t>(c.cluster);
   histogram::PlanTilesKernel<<<1, histogram::kPlanThreads, 0, stream>>>(
-      args.work, args.work_count, plan_tile, static_cast<uint32_t*>(workspace), p.defer.unit_start,
-      p.defer.item_pool, p.defer.item_alloc, p.defer.any_record, plan.defer.warps, p.defer_bins_per_miss);
+      args.work, args.work_count, plan.plan_tile, static_cast<uint32_t*>(workspace), p.defer.unit_start,
+      p.defer.item_pool, p.defer.item_alloc, p.defer.any_record, plan.defer.warps, defer_bins_per_miss);
   HISTD_RETURN_IF_ERROR(CheckLaunch("PlanTilesKernel", stream));
-  const uint64_t tile_bound = args.total_samples / plan_tile + uint64_t(args.work_count);
-  HISTD_RETURN_IF_ERROR(histogram::LaunchConfig(config, p, tile_bound, *sm_count, stream));
+  const histogram::TileWindowParams wp{args.work,   args.work_count, args.samples,        p.tile_start,
+                                       plan.plan_tile, window_bins,  plan.defers,         defer_bins_per_miss,
+                                       windows};
+  HISTD_RETURN_IF_ERROR(histogram::LaunchChooseTileWindows(wp, plan.window_tiles, *sm_count, stream));
+  HISTD_RETURN_IF_ERROR(histogram::LaunchConfig(config, p, plan.window_tiles, *sm_count, stream));
   if (!plan.defers || (o.bench_probe & histogram::kProbeSkipDeferredFold)) return absl::OkStatus();
   const histogram::DeferredFoldParams f{args.work, args.work_count, p.tile_start, p.defer,
                                          o.bench_fold_timeline};

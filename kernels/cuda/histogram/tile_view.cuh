@@ -23,9 +23,20 @@ inline constexpr uint32_t kProbeDropDeferred = 8;  // full queues are dropped, n
 
 // Benchmark-only timeline (HistogramAccumulateOptions::bench_timeline; StampTimeline in
 // kernels/cuda/common/bench_timeline.cuh): kTimelineStamps per plan tile: tile start, item
-// found (every thread), window chosen, lanes cleared (every thread), stream done (thread 0's
+// and window read (every thread), lanes cleared (every thread), stream done (thread 0's
 // loop), queues drained (every thread), window merged, tile end.
-inline constexpr int kTimelineStamps = 8;
+inline constexpr int kTimelineStamps = 7;
+
+// What the hot-window kernel needs to start a plan tile: its work item, its window and
+// whether its misses are deferred; chosen by ChooseTileWindowsKernel (tile_windows.cuh)
+// before the hot-window kernel runs. 32 bytes per plan tile in the workspace.
+struct alignas(16) TileWindow {
+  Window window;    // wh == 0: no window (every sample misses)
+  uint32_t item;    // the work item that owns the tile
+  uint32_t defers;  // 1: the tile's misses are sorted into records (deferred_misses.cuh)
+  uint32_t pad[2];
+};
+static_assert(sizeof(TileWindow) == 32, "two 16-byte loads per tile");
 
 struct HotWindowParams {
   const HistogramWork* work;
@@ -33,12 +44,11 @@ struct HotWindowParams {
   const uint32_t* samples;
   HistogramOutflow* outflow;
   const uint32_t* tile_start;  // work_count + 1 entries: exclusive prefix of tiles per item
+  const TileWindow* windows;   // one per plan tile (tile_windows.cuh)
   uint32_t tile_samples;       // per block; a cluster's tile is cluster * tile_samples
-  uint32_t window_bins;        // effective window capacity (0: no window)
   uint32_t bench_probe;
   unsigned long long* bench_timeline;  // null unless benchmarking (StampTimeline)
   bool miss_guess_zero;        // misses: CAS guessing 0 first instead of load + CAS
-  uint32_t defer_bins_per_miss;  // DefersMisses' threshold (deferred_layout.h)
   DeferredArea defer;  // configs with defer_misses (deferred_layout.h); all null otherwise
 };
 
@@ -46,7 +56,6 @@ struct HotWindowParams {
 struct TileState {
   HistogramWork item;
   uint64_t begin, end;          // this block's samples of the item
-  uint64_t span_begin, span_end;  // the samples the window is chosen from (cluster-wide)
   int item_index;
   Window window;
   unsigned int outflow[5];  // binned, x_under, x_over, y_under, y_over of this tile

@@ -1,0 +1,111 @@
+// The hot windows of a launch's plan tiles, chosen by their own kernel before the
+// hot-window kernel runs (ChooseTileWindowsKernel, histogram_accumulate.cu).
+//
+// Why a kernel of its own: choosing a tile's window (block_window_select.cuh) is a probe
+// of the tile's samples and a few thousand instructions per thread of grid scans and shape
+// arithmetic. Inside the hot-window kernel it took ~14 us per tile (H100, Roulo), during
+// which the block streamed nothing, and its code shared the register allocation of the fold
+// loop, which sits at 64 registers a thread (1024 threads per SM): changes to it moved
+// spills into the loop (NOTES.md, sessions 12, 16 and 17). Here small blocks choose every
+// tile's window at once, several per SM, and the hot-window kernel reads one TileWindow
+// per tile.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/cuda/common/dependent_launch.cuh"
+#include "kernels/cuda/histogram/block_window_select.cuh"
+#include "kernels/cuda/histogram/deferred_fold_parts.cuh"
+#include "kernels/cuda/histogram/deferred_layout.h"
+#include "kernels/cuda/histogram/fast_divide.h"
+#include "kernels/cuda/histogram/histogram_accumulate.h"
+#include "kernels/cuda/histogram/histogram_tuning.h"
+#include "kernels/cuda/histogram/tile_view.cuh"
+
+namespace histd::cuda::histogram {
+
+struct TileWindowParams {
+  const HistogramWork* work;
+  int work_count;
+  const uint32_t* samples;
+  const uint32_t* tile_start;   // work_count + 1: the plan (PlanTilesKernel)
+  uint32_t plan_tile_samples;   // samples per plan tile (a cluster's tile when clustered)
+  uint32_t window_bins;         // window capacity (0: no window)
+  bool defers;                  // the config defers misses
+  uint32_t defer_bins_per_miss; // DefersMisses' threshold
+  TileWindow* windows;          // tile_start[work_count] entries, written here
+};
+
+// Chooses the window of plan tile t (every thread of the block calls it; it ends with a
+// barrier and every thread returns the same TileWindow). The samples probed are those of
+// the whole plan tile, so that the blocks of a cluster, which share the tile, share the window.
+template <int kThreads>
+__device__ TileWindow ChooseTileWindow(const TileWindowParams& p, uint32_t t, uint32_t* cells,
+                                       unsigned long long* warp_best, int* item_slot) {
+  const int tid = threadIdx.x;
+  if (tid < 32) {
+    const int item = FindUnitItem(p.tile_start, p.work_count, 0, t, tid);
+    if (tid == 0) *item_slot = item;
+  }
+  __syncthreads();
+  const int i = *item_slot;
+  const HistogramWork& item = p.work[i];
+  const uint64_t count = item.count;
+  const uint64_t span_begin = uint64_t{t - p.tile_start[i]} * p.plan_tile_samples;
+  const uint64_t span_end = span_begin + p.plan_tile_samples < count ? span_begin + p.plan_tile_samples : count;
+  const uint64_t bins = uint64_t{item.rows} * item.cols;
+  TileWindow tw{};
+  tw.item = static_cast<uint32_t>(i);
+  uint32_t miss_probes = 0, all_probes = 1;
+  if (p.window_bins == 0) {
+    miss_probes = 1;  // no window: every sample misses
+  } else if (bins <= p.window_bins) {
+    tw.window = Window{0, 0, item.rows, item.cols};
+  } else {
+    const uint32_t* words = p.samples + item.sample_offset;
+    const bool pairs = item.kind == 1;
+    const uint32_t span_n = static_cast<uint32_t>(span_end - span_begin);
+    const uint32_t probes = span_n < kWindowProbeSamples ? span_n : kWindowProbeSamples;
+    const FastDivide by_cols = FastDivide::For(item.cols);
+    const AxisView ax(item);
+    // Runs of kWindowProbeRun consecutive samples spread evenly over the span (a span
+    // shorter than the probe is read whole): a warp's probes touch 2 runs, i.e. a few
+    // sectors, instead of 32 scattered ones.
+    const uint32_t runs = probes / kWindowProbeRun;
+    const uint32_t run_stride = probes < kWindowProbeSamples ? kWindowProbeRun : span_n / runs;
+    auto probe = [&](uint32_t k, uint32_t* r, uint32_t* c) -> bool {
+      const uint64_t s = span_begin + uint64_t{k / kWindowProbeRun} * run_stride + k % kWindowProbeRun;
+      if (!pairs) {
+        const uint32_t idx = words[s];
+        *r = by_cols.Quotient(idx);
+        *c = idx - *r * item.cols;
+        return true;
+      }
+      uint32_t scratch[5] = {0, 0, 0, 0, 0};
+      const float* f = reinterpret_cast<const float*>(words);
+      return ax.Bin(f[2 * s], f[2 * s + 1], r, c, scratch);
+    };
+    uint32_t captured = 0;
+    tw.window = SelectWindow<kThreads>(item.rows, item.cols, p.window_bins, probes, probe, cells, warp_best, &captured);
+    miss_probes = probes - captured;
+    all_probes = probes == 0 ? 1 : probes;
+  }
+  tw.defers = p.defers && DefersMisses(bins, count * miss_probes / all_probes, p.defer_bins_per_miss) ? 1u : 0u;
+  return tw;
+}
+
+// The whole kernel's block: plan tiles dealt round-robin. Shared: `cells` of at least
+// kGridRows * kGridCols words.
+template <int kThreads>
+__device__ void ChooseTileWindowsBlock(const TileWindowParams& p, uint32_t* cells) {
+  __shared__ unsigned long long warp_best[kThreads / 32];
+  __shared__ int item_slot;
+  const uint32_t total = p.tile_start[p.work_count];
+  for (uint32_t t = blockIdx.x; t < total; t += gridDim.x) {
+    const TileWindow tw = ChooseTileWindow<kThreads>(p, t, cells, warp_best, &item_slot);
+    if (threadIdx.x == 0) p.windows[t] = tw;
+    __syncthreads();  // every thread has read item_slot (tiles without a probe have no other barrier)
+  }
+}
+
+}  // namespace histd::cuda::histogram

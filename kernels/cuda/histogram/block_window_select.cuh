@@ -102,6 +102,40 @@ __device__ __forceinline__ uint32_t WarpInclusiveSum(uint32_t x, int lane) {
   return x;
 }
 
+// One pass of a summed-area table, block-wide: each of `lines` lines of cells (rows or
+// columns) is cut into kRuns runs of 8 cells; a thread sums its run, the run's kRuns lanes
+// scan the sums, and the thread writes its cells' inclusive prefixes. Cell k of line l is
+// cells[l * line_stride + k * step]; cells past `line_len` (or lines past `lines`) read as 0
+// and are not written. max_lines * kRuns must be a multiple of 32 (warp-uniform shuffles).
+template <int kThreads, int kRuns>
+__device__ __forceinline__ void ScanRunsOf8(uint32_t* cells, uint32_t lines, uint32_t max_lines, uint32_t line_len,
+                                            uint32_t line_stride, uint32_t step) {
+  static_assert(kRuns == 4 || kRuns == 8, "a run group within one warp");
+  for (uint32_t task = threadIdx.x; task < max_lines * kRuns; task += kThreads) {
+    const uint32_t line = task / kRuns, run = task % kRuns;
+    uint32_t v[8], sum = 0;
+#pragma unroll
+    for (int q = 0; q < 8; ++q) {
+      const uint32_t k = run * 8 + q;
+      v[q] = line < lines && k < line_len ? cells[line * line_stride + k * step] : 0u;
+      sum += v[q];
+    }
+    uint32_t incl = sum;
+#pragma unroll
+    for (int off = 1; off < kRuns; off <<= 1) {
+      const uint32_t y = __shfl_up_sync(0xffffffffu, incl, off, kRuns);
+      if (static_cast<int>(run) >= off) incl += y;
+    }
+    uint32_t acc = incl - sum;
+#pragma unroll
+    for (int q = 0; q < 8; ++q) {
+      const uint32_t k = run * 8 + q;
+      acc += v[q];
+      if (line < lines && k < line_len) cells[line * line_stride + k * step] = acc;
+    }
+  }
+}
+
 // A candidate shape's placement count and where its ids start (SelectWindow's scratch).
 struct WindowShape {
   uint32_t a, b;        // cells high and wide
@@ -125,7 +159,7 @@ __device__ Window SelectWindow(uint32_t rows, uint32_t cols, uint32_t capacity, 
                                Probe probe, uint32_t* cells,
                                unsigned long long* warp_best, uint32_t* captured = nullptr) {
   static_assert(kThreads % 32 == 0 && kThreads >= 64, "whole warps");
-  static_assert(kGridCols == 64 && kGridRows == 32, "the scans below cut rows into 8 runs of 8, columns into 4");
+  static_assert(kGridCols == 64 && kGridRows == 32, "the scans cut rows into 8 runs of 8, columns into 4");
   // Raw storage: FastDivide's member initializers would be a dynamic initialization.
   __shared__ alignas(16) unsigned char shape_bytes[sizeof(WindowShape) * kWindowShapes];
   WindowShape* shapes = reinterpret_cast<WindowShape*>(shape_bytes);
@@ -165,56 +199,11 @@ __device__ Window SelectWindow(uint32_t rows, uint32_t cols, uint32_t capacity, 
     }
   }
   __syncthreads();
-  // Inclusive summed-area table in place. Along rows: a thread sums a run of 8 cells, 8
-  // lanes scan the runs of one row (4 rows a warp). Down columns: runs of 8 rows, 4 lanes a
-  // column (8 columns a warp). Cells outside the grid read as 0 and are not written.
-  for (uint32_t task = tid; task < kGridRows * 8; task += kThreads) {  // warp-uniform (256 % 32 == 0)
-    const uint32_t row = task / 8, run = task % 8;
-    uint32_t v[8], sum = 0;
-#pragma unroll
-    for (int q = 0; q < 8; ++q) {
-      const uint32_t col = run * 8 + q;
-      v[q] = row < g.grid_rows && col < g.grid_cols ? cells[row * g.grid_cols + col] : 0u;
-      sum += v[q];
-    }
-    uint32_t incl = sum;
-#pragma unroll
-    for (int off = 1; off < 8; off <<= 1) {
-      const uint32_t y = __shfl_up_sync(0xffffffffu, incl, off, 8);
-      if (static_cast<int>(run) >= off) incl += y;
-    }
-    uint32_t acc = incl - sum;
-#pragma unroll
-    for (int q = 0; q < 8; ++q) {
-      const uint32_t col = run * 8 + q;
-      acc += v[q];
-      if (row < g.grid_rows && col < g.grid_cols) cells[row * g.grid_cols + col] = acc;
-    }
-  }
+  // Inclusive summed-area table in place: along rows (8 runs a row, 4 rows a warp), then down
+  // columns (4 runs a column, 8 columns a warp).
+  ScanRunsOf8<kThreads, 8>(cells, g.grid_rows, kGridRows, g.grid_cols, g.grid_cols, 1);
   __syncthreads();
-  for (uint32_t task = tid; task < kGridCols * 4; task += kThreads) {  // warp-uniform
-    const uint32_t col = task / 4, run = task % 4;
-    uint32_t v[8], sum = 0;
-#pragma unroll
-    for (int q = 0; q < 8; ++q) {
-      const uint32_t row = run * 8 + q;
-      v[q] = row < g.grid_rows && col < g.grid_cols ? cells[row * g.grid_cols + col] : 0u;
-      sum += v[q];
-    }
-    uint32_t incl = sum;
-#pragma unroll
-    for (int off = 1; off < 4; off <<= 1) {
-      const uint32_t y = __shfl_up_sync(0xffffffffu, incl, off, 4);
-      if (static_cast<int>(run) >= off) incl += y;
-    }
-    uint32_t acc = incl - sum;
-#pragma unroll
-    for (int q = 0; q < 8; ++q) {
-      const uint32_t row = run * 8 + q;
-      acc += v[q];
-      if (row < g.grid_rows && col < g.grid_cols) cells[row * g.grid_cols + col] = acc;
-    }
-  }
+  ScanRunsOf8<kThreads, 4>(cells, g.grid_cols, kGridCols, g.grid_rows, 1, g.grid_cols);
   __syncthreads();
   auto sat = [&](int i, int j) -> uint32_t {  // sum of cells [0, i] x [0, j]; -1 gives 0
     return (i < 0 || j < 0) ? 0u : cells[i * g.grid_cols + j];

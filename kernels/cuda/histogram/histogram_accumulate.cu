@@ -43,7 +43,7 @@ struct ConfigBudget {
   static constexpr size_t kQueueBytes = size_t{c.threads / 32} * kMissQueueEntries * 4;
   static constexpr size_t kDynamicBytes = kLaneBytes + kQueueBytes;
   static constexpr size_t kStaticBytes =
-      sizeof(TileState) + 8 * (c.threads / 32) + (c.defer_misses ? sizeof(DeferTarget) : 0);
+      sizeof(TileState) + sizeof(uint32_t) * 32 /* lane_sink */ + (c.defer_misses ? sizeof(DeferTarget) : 0);
   static_assert(!c.defer_misses || c.cluster == 1, "deferred misses: one block per window");
   static_assert(c.window_bins % 8 == 0, "lanes are cleared 8 at a time");
   static_assert(c.threads <= kMaxThreadsPerBlockForLanes, "16-bit lane proof bound");
@@ -288,10 +288,9 @@ uint32_t AdaptiveTileSamples(const HotWindowConfig& c, uint64_t total_samples, i
   return ChooseTileSamples(c.tile_samples, c.cluster, total_samples, work_count, blocks);
 }
 
-// The hot-window launch's choices and its workspace: the tile plan, then (configs with
-// defer_misses) the deferral area of deferred_layout.h.
-// The hot-window path's workspace: the tile plan (work_count + 1 u32), one TileWindow per
-// plan tile (at most window_tiles), then the deferral area when the config defers.
+// The hot-window launch's choices and its workspace: the tile plan (work_count + 1 u32), one
+// TileWindow per plan tile (at most window_tiles), then (configs with defer_misses) the
+// deferral area of deferred_layout.h.
 struct HotWindowPlan {
   int config;
   uint32_t tile_samples;   // per block

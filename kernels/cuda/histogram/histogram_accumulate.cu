@@ -1,8 +1,9 @@
 // Host entry point and dispatch of the production histogram kernel (see the header), with
 // its thin __global__ shells: BucketedKernel<config> (agent_bucketed.cuh), PlanTilesKernel
 // (exclusive prefix of tiles per work item, in the workspace; with deferred misses also of
-// ranges per item), ChooseTileWindowsKernel (tile_windows.cuh), HotWindowKernel<config>
-// (agent_hot_window.cuh) and FoldDeferredKernel (deferred_misses.cuh).
+// ranges per item; its own kernel only for long work lists, else done by the window kernel),
+// ChooseTileWindowsKernel (tile_windows.cuh), HotWindowKernel<config> (agent_hot_window.cuh)
+// and FoldDeferredKernel (deferred_misses.cuh).
 #include "kernels/cuda/histogram/histogram_accumulate.h"
 
 #include <cub/block/block_scan.cuh>
@@ -54,30 +55,31 @@ struct ConfigBudget {
                 "shared memory per SM for the intended occupancy");
 };
 
-// tile_start: exclusive prefix of tiles per item. With deferred misses (unit_start !=
-// nullptr) also unit_start: exclusive prefix of deferred ranges per item
-// (DefersMisses/DeferRanges), item_pool: exclusive prefix of ItemPoolUnits over the
-// deferring items, item_alloc[i] = 0 and *any_record = 0.
-__global__ void __launch_bounds__(kPlanThreads) PlanTilesKernel(const HistogramWork* work,
-                                                                int work_count,
-                                                                uint32_t tile_samples,
-                                                                uint32_t* tile_start,
-                                                                uint32_t* unit_start,
-                                                                uint64_t* item_pool,
-                                                                unsigned long long* item_alloc,
-                                                                uint32_t* any_record,
-                                                                uint32_t warps,
-                                                                uint32_t defer_bins_per_miss) {
-  using Scan = cub::BlockScan<uint32_t, kPlanThreads>;
-  using Scan64 = cub::BlockScan<uint64_t, kPlanThreads>;
-  __shared__ union {
+// The launch's plan, by one block of kThreads: tile_start (global or shared memory):
+// exclusive prefix of tiles per item. With deferred misses (unit_start != nullptr) also
+// unit_start: exclusive prefix of deferred ranges per item (DefersMisses/DeferRanges),
+// item_pool: exclusive prefix of ItemPoolUnits over the deferring items, item_alloc[i] = 0
+// and *any_record = 0.
+template <int kThreads>
+struct PlanScan {
+  using Scan = cub::BlockScan<uint32_t, kThreads>;
+  using Scan64 = cub::BlockScan<uint64_t, kThreads>;
+  union TempStorage {
     typename Scan::TempStorage scan;
     typename Scan64::TempStorage scan64;
-  } temp;
+  };
+};
+template <int kThreads>
+__device__ void PlanTiles(const HistogramWork* work, int work_count, uint32_t tile_samples, uint32_t* tile_start,
+                          uint32_t* unit_start, uint64_t* item_pool, unsigned long long* item_alloc,
+                          uint32_t* any_record, uint32_t warps, uint32_t defer_bins_per_miss,
+                          typename PlanScan<kThreads>::TempStorage& temp) {
+  using Scan = typename PlanScan<kThreads>::Scan;
+  using Scan64 = typename PlanScan<kThreads>::Scan64;
   uint32_t carry = 0, unit_carry = 0;
   uint64_t pool_carry = 0;
   if (any_record != nullptr && threadIdx.x == 0) *any_record = 0;
-  for (int base = 0; base < work_count; base += kPlanThreads) {
+  for (int base = 0; base < work_count; base += kThreads) {
     const int i = base + static_cast<int>(threadIdx.x);
     uint32_t tiles = 0, units = 0;
     uint64_t pool_units = 0;
@@ -115,27 +117,86 @@ __global__ void __launch_bounds__(kPlanThreads) PlanTilesKernel(const HistogramW
   }
 }
 
-constexpr int kWindowThreads = 256;
+// Launches with more items than the window kernel plans itself (kWindowPlanItems).
+__global__ void __launch_bounds__(kPlanThreads) PlanTilesKernel(const HistogramWork* work, int work_count,
+                                                                uint32_t tile_samples, uint32_t* tile_start,
+                                                                uint32_t* unit_start, uint64_t* item_pool,
+                                                                unsigned long long* item_alloc, uint32_t* any_record,
+                                                                uint32_t warps, uint32_t defer_bins_per_miss) {
+  __shared__ typename PlanScan<kPlanThreads>::TempStorage temp;
+  PlanTiles<kPlanThreads>(work, work_count, tile_samples, tile_start, unit_start, item_pool, item_alloc, any_record,
+                          warps, defer_bins_per_miss, temp);
+}
 
-__global__ void __launch_bounds__(kWindowThreads) ChooseTileWindowsKernel(TileWindowParams p) {
+constexpr int kWindowThreads = 256;
+// Launches of at most this many work items need no planner kernel: every block of the window
+// kernel plans the tiles itself (in shared memory, to find its tiles' items), and its block 0
+// writes the plan for the kernels after it.
+constexpr int kWindowPlanItems = 1024;
+
+// The plan's arguments for the window kernel when it plans (PlansInline).
+struct InlinePlan {
+  uint32_t* tile_start;
+  uint32_t* unit_start;
+  uint64_t* item_pool;
+  unsigned long long* item_alloc;
+  uint32_t* any_record;
+  uint32_t warps;
+};
+
+// kPlans: the launch has at most kWindowPlanItems items, and this kernel plans them (it is
+// launched after the previous kernel on the stream, whose reads of the workspace it must not
+// race); otherwise it is launched dependent on PlanTilesKernel.
+template <bool kPlans>
+__global__ void __launch_bounds__(kWindowThreads) ChooseTileWindowsKernel(TileWindowParams p, InlinePlan plan) {
   __shared__ uint32_t cells[kGridRows * kGridCols];
-  WaitForProducer();  // launched dependent on PlanTilesKernel
-  // The hot-window kernel may be scheduled now: its blocks (the whole register file of an
-  // SM each) start as these leave, and wait for this grid's completion.
-  TriggerDependents();
-  ChooseTileWindowsBlock<kWindowThreads>(p, cells);
+  if constexpr (kPlans) {
+    __shared__ uint32_t tiles[kWindowPlanItems + 1];
+    __shared__ typename PlanScan<kWindowThreads>::TempStorage temp;
+    const bool writer = blockIdx.x == 0;  // the plan the later kernels read
+    PlanTiles<kWindowThreads>(p.work, p.work_count, p.plan_tile_samples, tiles, writer ? plan.unit_start : nullptr,
+                              plan.item_pool, plan.item_alloc, writer ? plan.any_record : nullptr, plan.warps,
+                              p.defer_bins_per_miss, temp);
+    __syncthreads();
+    if (writer)
+      for (int i = threadIdx.x; i <= p.work_count; i += kWindowThreads) plan.tile_start[i] = tiles[i];
+    TriggerDependents();  // the hot-window kernel may be scheduled (it waits for this grid)
+    p.tile_start = tiles;
+    ChooseTileWindowsBlock<kWindowThreads>(p, cells);
+  } else {
+    WaitForProducer();  // launched dependent on PlanTilesKernel
+    // The hot-window kernel may be scheduled now: its blocks (the whole register file of an
+    // SM each) start as these leave, and wait for this grid's completion.
+    TriggerDependents();
+    ChooseTileWindowsBlock<kWindowThreads>(p, cells);
+  }
 }
 
 // One block per plan tile up to the blocks that fit at once (the rest loop).
-absl::Status LaunchChooseTileWindows(const TileWindowParams& p, uint64_t tile_bound, int sm_count,
-                                     cudaStream_t stream) {
-  const absl::StatusOr<int> per_sm = ResidentBlocksPerSm<ChooseTileWindowsKernel>(kWindowThreads, 0);
+template <bool kPlans>
+absl::Status LaunchChooseTileWindowsAs(const TileWindowParams& p, const InlinePlan& plan, uint64_t tile_bound,
+                                       int sm_count, cudaStream_t stream) {
+  const absl::StatusOr<int> per_sm = ResidentBlocksPerSm<ChooseTileWindowsKernel<kPlans>>(kWindowThreads, 0);
   if (!per_sm.ok()) return per_sm.status();
   const uint64_t resident = uint64_t(sm_count) * uint64_t(*per_sm);
-  const uint64_t blocks = tile_bound < resident ? tile_bound : resident;
+  uint64_t blocks = tile_bound < resident ? tile_bound : resident;
+  if (kPlans && blocks == 0) blocks = 1;  // the plan is written even when no tile exists
   if (blocks == 0) return absl::OkStatus();
-  return LaunchDependent("ChooseTileWindowsKernel", ChooseTileWindowsKernel, dim3(static_cast<unsigned>(blocks)),
-                         dim3(kWindowThreads), 0, stream, p);
+  ExtendedLaunchConfig launch(dim3(static_cast<unsigned>(blocks)), dim3(kWindowThreads), 0, stream,
+                              /*dependent=*/!kPlans);
+  HISTD_CUDA_RETURN_IF_ERROR(cudaLaunchKernelEx(&launch.config, ChooseTileWindowsKernel<kPlans>, p, plan));
+  return CheckLaunch("ChooseTileWindowsKernel", stream);
+}
+
+// The planner (its own kernel only for long work lists) and the window kernel.
+absl::Status LaunchPlanAndWindows(const TileWindowParams& p, const InlinePlan& plan, uint64_t tile_bound,
+                                  int sm_count, cudaStream_t stream) {
+  if (p.work_count <= kWindowPlanItems) return LaunchChooseTileWindowsAs<true>(p, plan, tile_bound, sm_count, stream);
+  PlanTilesKernel<<<1, kPlanThreads, 0, stream>>>(p.work, p.work_count, p.plan_tile_samples, plan.tile_start,
+                                                  plan.unit_start, plan.item_pool, plan.item_alloc, plan.any_record,
+                                                  plan.warps, p.defer_bins_per_miss);
+  HISTD_RETURN_IF_ERROR(CheckLaunch("PlanTilesKernel", stream));
+  return LaunchChooseTileWindowsAs<false>(p, plan, tile_bound, sm_count, stream);
 }
 
 __global__ void __launch_bounds__(kDeferFoldThreads, kDeferFoldBlocksPerSm) FoldDeferredKernel(DeferredFoldParams p) {
@@ -221,7 +282,7 @@ __global__ void __launch_bounds__(kHotWindowConfigs[kConfig].threads,
                                   kHotWindowConfigs[kConfig].blocks_per_sm)
     HotWindowKernel(HotWindowParams p) {
   (void)ConfigBudget<kConfig>{};
-  WaitForProducer();  // launched dependent on ChooseTileWindowsKernel (after PlanTilesKernel)
+  WaitForProducer();  // launched dependent on ChooseTileWindowsKernel (which planned, or followed PlanTilesKernel)
   // The deferred fold (launched dependent on this kernel) may be scheduled now: its blocks
   // cannot share an SM with this kernel's (shared memory), start as these leave, and wait
   // for this grid's completion before reading anything (WaitForProducer). H100, Roulo: the
@@ -474,14 +535,12 @@ absl::Status HistogramAccumulate::run(const HistogramAccumulateArgs& args, void*
       o.defer_bins_per_miss ? o.defer_bins_per_miss : histogram::kDeferMinMissesPerBinInverse;
 
   // A tile of the plan is what one block (or one cluster) takes at a time.
-  histogram::PlanTilesKernel<<<1, histogram::kPlanThreads, 0, stream>>>(
-      args.work, args.work_count, plan.plan_tile, static_cast<uint32_t*>(workspace), p.defer.unit_start,
-      p.defer.item_pool, p.defer.item_alloc, p.defer.any_record, plan.defer.warps, defer_bins_per_miss);
-  HISTD_RETURN_IF_ERROR(CheckLaunch("PlanTilesKernel", stream));
   const histogram::TileWindowParams wp{args.work,   args.work_count, args.samples,        p.tile_start,
                                        plan.plan_tile, window_bins,  plan.defers,         defer_bins_per_miss,
                                        windows};
-  HISTD_RETURN_IF_ERROR(histogram::LaunchChooseTileWindows(wp, plan.window_tiles, *sm_count, stream));
+  const histogram::InlinePlan ip{static_cast<uint32_t*>(workspace), p.defer.unit_start, p.defer.item_pool,
+                                 p.defer.item_alloc, p.defer.any_record, plan.defer.warps};
+  HISTD_RETURN_IF_ERROR(histogram::LaunchPlanAndWindows(wp, ip, plan.window_tiles, *sm_count, stream));
   HISTD_RETURN_IF_ERROR(histogram::LaunchConfig(config, p, plan.window_tiles, *sm_count, stream));
   if (!plan.defers || (o.bench_probe & histogram::kProbeSkipDeferredFold)) return absl::OkStatus();
   const histogram::DeferredFoldParams f{args.work, args.work_count, p.tile_start, p.defer,

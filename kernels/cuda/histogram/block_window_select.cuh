@@ -139,10 +139,9 @@ __device__ __forceinline__ void ScanRunsOf8(uint32_t* cells, uint32_t lines, uin
 // A candidate shape's placement count and where its ids start (SelectWindow's scratch).
 struct WindowShape {
   uint32_t a, b;        // cells high and wide
-  uint32_t pos_c;       // positions per row of positions
   uint32_t positions;   // 0: not a candidate (ShapeOf false)
   uint32_t base;        // first candidate id of this shape
-  FastDivide by_pos_c;  // position -> (row, column) of positions
+  FastDivide by_pos_c;  // position -> (row, column) of positions (d: positions per row)
 };
 
 // Block-wide. `probe(i, &row, &col)` returns false for a sample that falls outside the
@@ -170,11 +169,11 @@ __device__ Window SelectWindow(uint32_t rows, uint32_t cols, uint32_t capacity, 
   const int tid = threadIdx.x, lane = tid & 31;
   for (uint32_t c = tid; c < ncells; c += kThreads) cells[c] = 0;
   if (tid < kWindowShapes) {
-    WindowShape sh{0, 0, 1, 0, 0, FastDivide::For(1)};
+    WindowShape sh{0, 0, 0, 0, FastDivide::For(1)};
     if (ShapeOf(tid, g, capacity, &sh.a, &sh.b)) {
-      sh.pos_c = g.grid_cols - sh.b + 1;
-      sh.positions = (g.grid_rows - sh.a + 1) * sh.pos_c;
-      sh.by_pos_c = FastDivide::For(sh.pos_c);
+      const uint32_t pos_c = g.grid_cols - sh.b + 1;
+      sh.positions = (g.grid_rows - sh.a + 1) * pos_c;
+      sh.by_pos_c = FastDivide::For(pos_c);
     }
     shapes[tid] = sh;
   }
@@ -234,7 +233,7 @@ __device__ Window SelectWindow(uint32_t rows, uint32_t cols, uint32_t capacity, 
     Window win{0, 0, 0, 0};
     for (int s = 0; s < kWindowShapes; ++s) {
       const WindowShape& sh = shapes[s];
-      if (sh.positions == 0 || id - sh.base >= sh.positions) continue;
+      if (id - sh.base >= sh.positions) continue;  // not this shape's (or not a candidate)
       uint32_t i0, j0;
       sh.by_pos_c.DivMod(id - sh.base, &i0, &j0);
       const uint32_t r0 = i0 * g.cell_h, c0 = j0 * g.cell_w;

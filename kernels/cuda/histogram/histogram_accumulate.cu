@@ -134,7 +134,7 @@ constexpr int kWindowThreads = 256;
 // writes the plan for the kernels after it.
 constexpr int kWindowPlanItems = 1024;
 
-// The plan's arguments for the window kernel when it plans (PlansInline).
+// Where the plan goes: the window kernel writes it when it plans (kPlans), else PlanTilesKernel.
 struct InlinePlan {
   uint32_t* tile_start;
   uint32_t* unit_start;

@@ -13,7 +13,6 @@
 
 #include <cstdint>
 
-#include "kernels/cuda/common/dependent_launch.cuh"
 #include "kernels/cuda/histogram/block_window_select.cuh"
 #include "kernels/cuda/histogram/deferred_fold_parts.cuh"
 #include "kernels/cuda/histogram/deferred_layout.h"
@@ -28,7 +27,7 @@ struct TileWindowParams {
   const HistogramWork* work;
   int work_count;
   const uint32_t* samples;
-  const uint32_t* tile_start;   // work_count + 1: the plan (PlanTilesKernel)
+  const uint32_t* tile_start;   // work_count + 1: the plan (global, or the block's shared copy)
   uint32_t plan_tile_samples;   // samples per plan tile (a cluster's tile when clustered)
   uint32_t window_bins;         // window capacity (0: no window)
   bool defers;                  // the config defers misses

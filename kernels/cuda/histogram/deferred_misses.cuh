@@ -129,22 +129,39 @@ __device__ __forceinline__ void DecodeEntryChunk(uint4 v, uint32_t chunk, uint32
   }
 }
 
-// Counts the entries of one 16-byte chunk that lie in [lo, hi): with plain shared adds when
-// `plain` (the caller knows its unit holds at most kMaxMergeLane entries, so no lane can carry;
-// lanes are clamped to cap at the merge), else with accept-by-old-value increments (lanes <=
-// cap).
-__device__ __forceinline__ void CountEntryChunk(uint4 v, uint32_t chunk, uint32_t lo, uint32_t hi, bool plain,
-                                                uint32_t* lanes, uint32_t cap) {
+// Counts the entries of one 16-byte chunk that lie in [lo, hi) into one-byte lanes (lanes_s:
+// their shared address) with plain shared adds on the lanes' words, and returns how many it
+// added. A lane that reaches 256 carries into its neighbour; FoldDeferredBlock detects that
+// (the lanes' byte sum then falls short of the entries added) and counts the unit again.
+__device__ __forceinline__ uint32_t CountEntryChunk8(uint4 v, uint32_t chunk, uint32_t lo, uint32_t hi,
+                                                     uint32_t lanes_s) {
   uint32_t k[8];
   bool hit[8];
   DecodeEntryChunk(v, chunk, lo, hi, k, hit);
-  if (plain) {
+  uint32_t added = 0;
 #pragma unroll
-    for (int y = 0; y < 8; ++y)
-      if (hit[y]) atomicAdd(lanes + (k[y] >> 1), 1u << ((k[y] & 1u) << 4));
-  } else {
-    IncrementLanes16<8>(lanes, k, hit, cap);
+  for (int y = 0; y < 8; ++y) {
+    if (!hit[y]) continue;
+    SharedAddAt(lanes_s + (k[y] & ~3u), 1u << ((k[y] & 3u) << 3));
+    ++added;
   }
+  return added;
+}
+
+// Counts the entries of one 16-byte chunk that lie in [lo, hi) and in half `half` of their
+// range (offsets [half << 15, (half + 1) << 15)) into 16-bit lanes with accept-by-old-value
+// increments (IncrementLanes16: exact, lanes <= cap).
+__device__ __forceinline__ void CountEntryChunkHalf16(uint4 v, uint32_t chunk, uint32_t lo, uint32_t hi,
+                                                      uint32_t half, uint32_t* lanes, uint32_t cap) {
+  uint32_t k[8];
+  bool hit[8];
+  DecodeEntryChunk(v, chunk, lo, hi, k, hit);
+#pragma unroll
+  for (int y = 0; y < 8; ++y) {
+    hit[y] = hit[y] && (k[y] >> (kDeferRangeShift - 1)) == half;
+    k[y] &= (kDeferRangeBins >> 1) - 1;
+  }
+  IncrementLanes16<8>(lanes, k, hit, cap);
 }
 
 struct DeferredFoldParams {
@@ -217,6 +234,20 @@ __device__ __forceinline__ uint32_t RangeEnd(const HistogramWork& w, uint32_t r,
 template <int kRangeShift = kDeferRangeShift>
 __device__ __forceinline__ uint32_t RangeEnd(const HistogramWork& w, uint32_t r) {
   return RangeEnd(w, r, kRangeShift);
+}
+
+// Release of a range's lock by the block: the barrier orders every thread's stores before
+// one thread's fence, which is cumulative (the pattern of cooperative groups' grid sync), so
+// one fence suffices. That thread is in warp 1, so that warp 0 can look up the block's next
+// unit meanwhile. lock == nullptr: the barrier only.
+template <int kThreads>
+__device__ __forceinline__ void ReleaseAfterBarrier(uint32_t* lock) {
+  static_assert(kThreads >= 64, "the releasing thread is in warp 1");
+  __syncthreads();
+  if (lock != nullptr && threadIdx.x == 32) {
+    __threadfence();
+    atomicExch(lock, 0u);
+  }
 }
 
 // MergeRange's body for any chunk placement (RangeChunks, or the bucketed strategy's
@@ -295,15 +326,7 @@ __device__ void MergeChunks(const Chunks& range, uint32_t cap, uint32_t* lanes, 
       }
     }
   }
-  // Release: the barrier orders every thread's stores before one thread's fence, which is
-  // cumulative (the pattern of cooperative groups' grid sync), so one fence suffices. That
-  // thread is in warp 1, so that warp 0 can look up the block's next unit meanwhile.
-  static_assert(kThreads >= 64, "the releasing thread is in warp 1");
-  __syncthreads();
-  if (lock != nullptr && threadIdx.x == 32) {
-    __threadfence();
-    atomicExch(lock, 0u);
-  }
+  ReleaseAfterBarrier<kThreads>(lock);
 }
 
 // One (item, range) unit of the second kernel with its item's lookups done: what a block
@@ -333,45 +356,163 @@ __device__ __forceinline__ FoldUnit ResolveFoldUnit(const DeferredFoldParams& p,
   return f;
 }
 
-// Merges unit f's range (bins [f.r << kDeferRangeShift, f.hi) of its histogram) from
-// `lanes` (16-bit counts, clamped to cap here) into the global bytes, while the block holds
-// the range's lock (AcquireRangeLock; released here): a 16-byte chunk that lies wholly
-// inside the range is read, saturated and stored (no other writer can touch it: other
-// items' units of this range wait for the lock, other ranges and histograms own other
-// bytes, and the launch's word updates are complete); a chunk shared with a neighbour (a
-// misaligned histogram or range end) is merged word by word with MergeWordsAt, the exact
-// update every other writer of those bytes uses. Chunks whose lanes are all zero are skipped.
-// Every lane is read by exactly one thread (the one whose chunk holds its byte), which zeroes
-// it after reading: the lanes are clear for the block's next unit after the final barrier
-// (H100, Roulo: a separate clear and its barrier took 1.4 us of a 10.5 us unit).
-// (The bucketed strategy merges its slices with MergeChunks directly.)
+// Merges one-byte lanes (each an exact count <= 255) of `range` (RangeChunks) into the
+// global bytes while the block holds the range's lock (released here): an owned chunk (its
+// 16 bytes all in the range) is loaded, saturated (SaturatingAddBytes) and stored (no other
+// writer can touch it: other items' units of this range wait for the lock, other ranges
+// and histograms own other bytes, and the launch's word updates are complete); a chunk
+// shared with a neighbour (a misaligned histogram or range end) is merged word by word with
+// MergeWordsAt, the exact update every other writer of those bytes uses. Chunks whose lanes
+// are all zero are skipped. Every lane belongs to one chunk, whose thread zeroes it after
+// reading: the lanes are clear for the block's next unit after the final barrier.
+// kInFlight: chunks per thread whose loads are in flight together.
+template <int kThreads, int kInFlight = 4>
+__device__ void MergeByteLanes(const RangeChunks& range, uint32_t cap, uint8_t* lanes, uint32_t* lock) {
+  const uint32_t cap4 = Replicate4(cap);
+  uint4* base = range.base;
+  const uint32_t chunks = range.chunks;
+  for (uint32_t t0 = threadIdx.x; t0 < chunks; t0 += kInFlight * kThreads) {
+    uint4 inc[kInFlight], seen[kInFlight];
+    uint32_t chunk_of[kInFlight];
+    bool owned[kInFlight], any[kInFlight];
+#pragma unroll
+    for (int j = 0; j < kInFlight; ++j) {
+      const uint32_t t = t0 + j * kThreads;
+      uint32_t qa = 0, qb = 0;
+      int lane0 = 0;
+      chunk_of[j] = 0;
+      if (t < chunks) range.Place(t, &chunk_of[j], &lane0, &qa, &qb);
+      owned[j] = qa == 0 && qb == 16;
+      if (owned[j] && (lane0 & 15) == 0) {  // the chunk's lanes are one aligned 16-byte vector
+        uint4* v = reinterpret_cast<uint4*>(lanes + lane0);
+        inc[j] = *v;
+        any[j] = (inc[j].x | inc[j].y | inc[j].z | inc[j].w) != 0;
+        if (any[j]) *v = make_uint4(0, 0, 0, 0);
+      } else {
+        uint32_t word[4] = {0, 0, 0, 0};
+#pragma unroll
+        for (uint32_t q = 0; q < 16; ++q) {
+          if (q < qa || q >= qb) continue;
+          uint8_t& lane = lanes[lane0 + static_cast<int>(q)];
+          word[q / 4] |= uint32_t{lane} << (8 * (q % 4));
+          lane = 0;
+        }
+        inc[j] = make_uint4(word[0], word[1], word[2], word[3]);
+        any[j] = (word[0] | word[1] | word[2] | word[3]) != 0;
+      }
+      seen[j] = owned[j] && any[j] ? __ldcg(base + chunk_of[j]) : make_uint4(0, 0, 0, 0);
+    }
+#pragma unroll
+    for (int j = 0; j < kInFlight; ++j) {
+      if (!any[j]) continue;
+      const uint32_t chunk = chunk_of[j];
+      if (owned[j]) {
+        const uint4 next =
+            make_uint4(SaturatingAddBytes(seen[j].x, inc[j].x, cap4), SaturatingAddBytes(seen[j].y, inc[j].y, cap4),
+                       SaturatingAddBytes(seen[j].z, inc[j].z, cap4), SaturatingAddBytes(seen[j].w, inc[j].w, cap4));
+        if (((next.x ^ seen[j].x) | (next.y ^ seen[j].y) | (next.z ^ seen[j].z) | (next.w ^ seen[j].w)) != 0)
+          __stcg(base + chunk, next);  // unchanged when every byte was at cap
+      } else {  // a chunk shared with a neighbour
+        const uint32_t off[4] = {4 * chunk, 4 * chunk + 1, 4 * chunk + 2, 4 * chunk + 3};
+        const uint32_t word_inc[4] = {inc[j].x, inc[j].y, inc[j].z, inc[j].w};
+        const bool active[4] = {inc[j].x != 0, inc[j].y != 0, inc[j].z != 0, inc[j].w != 0};
+        MergeWordsAt<4>(reinterpret_cast<uint32_t*>(base), off, word_inc, active, cap4);
+      }
+    }
+  }
+  ReleaseAfterBarrier<kThreads>(lock);
+}
+
+// Every entry of unit f's records, a 16-byte chunk at a time: fn(chunk vector, chunk index,
+// lo, hi) for the record's entries [lo, hi) of range f.r. Records per thread, their loads
+// in flight together: slots, then headers, then entries. With few records (Roulo's speckle:
+// ~500 per item), `group` threads share a record and take its entry chunks in turn, so that
+// no warp idles at the next barrier while a few walk their records' chunks one round trip
+// at a time.
+template <int kThreads, class Fn>
+__device__ __forceinline__ void ForEachUnitEntryChunk(const FoldUnit& f, Fn&& fn) {
+  constexpr int kBatch = 4;
+  const uint32_t records = f.records, r = f.r;
+  const bool one_round = records <= kBatch * kThreads;
+  uint32_t group = 1;
+  while (one_round && group < 8 && records * group * 2 <= kThreads) group *= 2;
+  const uint32_t sub = threadIdx.x % group, stride = kThreads / group;
+  for (uint32_t j0 = threadIdx.x / group; j0 < records; j0 += kBatch * stride) {
+    const uint4* entries[kBatch];
+    uint32_t lo[kBatch], hi[kBatch];
+#pragma unroll
+    for (int q = 0; q < kBatch; ++q) {
+      const uint32_t j = j0 + q * stride;
+      entries[q] = j < records ? reinterpret_cast<const uint4*>(f.pool + uint64_t{__ldg(f.slots + j)} * 16 +
+                                                                kDeferRecordHeaderBytes)
+                               : nullptr;
+    }
+#pragma unroll
+    for (int q = 0; q < kBatch; ++q) {
+      const uint16_t* ends = reinterpret_cast<const uint16_t*>(entries[q]) - kDeferMaxRanges;
+      lo[q] = entries[q] != nullptr && r != 0 ? __ldg(ends + r - 1) : 0u;
+      hi[q] = entries[q] != nullptr ? __ldg(ends + r) : 0u;
+    }
+#pragma unroll
+    for (int q = 0; q < kBatch; ++q) {
+      for (uint32_t chunk = lo[q] / 8 + sub; 8 * chunk < hi[q]; chunk += group)
+        fn(__ldg(entries[q] + chunk), chunk, lo[q], hi[q]);
+    }
+  }
+}
+
+// A unit some of whose lanes carried (a bin with 256 or more of the unit's entries): counted
+// again in 16-bit lanes, half a range at a time (the block's lanes hold kDeferRangeBins
+// bytes), each half merged by MergeChunks; then the range's lock is released. The lanes are
+// clear again at the end.
 template <int kThreads>
-__device__ void MergeRange(const FoldUnit& f, uint32_t* lanes, uint32_t* lock) {
-  MergeChunks<kThreads>(RangeChunks(f.bins, f.r << kDeferRangeShift, f.hi), f.cap, lanes, lock, nullptr);
+__device__ void FoldUnitInHalves(const FoldUnit& f, uint8_t* lanes, uint32_t* lock) {
+  constexpr uint32_t kHalf = kDeferRangeBins >> 1;
+  for (uint32_t v = threadIdx.x; v < kDeferRangeBins / 16; v += kThreads)
+    reinterpret_cast<uint4*>(lanes)[v] = make_uint4(0, 0, 0, 0);
+  __syncthreads();
+  uint32_t* lanes16 = reinterpret_cast<uint32_t*>(lanes);
+  const uint32_t first = f.r << kDeferRangeShift;
+  for (uint32_t half = 0; half < 2 && first + half * kHalf < f.hi; ++half) {  // block-uniform
+    ForEachUnitEntryChunk<kThreads>(f, [&](uint4 v, uint32_t chunk, uint32_t lo, uint32_t hi) {
+      CountEntryChunkHalf16(v, chunk, lo, hi, half, lanes16, f.cap);
+    });
+    __syncthreads();  // every lane final
+    const uint32_t lo = first + half * kHalf, hi = f.hi - lo < kHalf ? f.hi : lo + kHalf;
+    MergeChunks<kThreads>(RangeChunks(f.bins, lo, hi), f.cap, lanes16, /*lock=*/nullptr, nullptr);
+  }
+  ReleaseAfterBarrier<kThreads>(lock);  // MergeChunks ended with a barrier; one more is cheap
 }
 
 // The second kernel's block: (work item, range) units dealt round-robin, resolved into
 // FoldUnits a batch of kThreads / 32 at a time (a warp each), so that a unit starts from
-// shared memory. `lanes` holds kDeferRangeBins 16-bit lanes. (Staging the range's bins by
-// cp.async while counting, as the bucketed strategy does, made Roulo 5.88 -> 6.67 us;
-// prefetching the next unit's records while counting, or its bins before the count's
-// barrier, measured slower too: NOTES.md, sessions 13 and 17.)
+// shared memory. `lanes` holds kDeferRangeBins one-byte lanes, so that two blocks share an
+// SM: a unit is a chain of round trips and barriers that takes about as long whatever its
+// size and the load on the GPU (NOTES.md, sessions 18 and 19), so the SM's throughput is
+// the units it has in flight. A unit's entries are counted with plain shared adds; when the
+// lanes' byte sum falls short of the entries added, some lane reached 256 and carried, and
+// the unit is counted again in 16-bit lanes, half a range at a time (FoldUnitInHalves:
+// Roulo, uniform and the other benchmark workloads never take it).
+// (Staging the range's bins by cp.async while counting, as the bucketed strategy does, made
+// Roulo 5.88 -> 6.67 us; prefetching the next unit's records while counting, or its bins
+// before the count's barrier, measured slower too: NOTES.md, sessions 13 and 17.)
 template <int kThreads>
-__device__ void FoldDeferredBlock(const DeferredFoldParams& p, uint32_t* lanes) {
-  static_assert(kThreads <= kMaxThreadsPerBlockForLanes, "16-bit lane proof bound");
+__device__ void FoldDeferredBlock(const DeferredFoldParams& p, uint8_t* lanes) {
   static_assert(kThreads % 32 == 0, "whole warps");
   constexpr int kWarps = kThreads / 32;
   __shared__ FoldUnit ahead[kWarps];  // the block's next kWarps units, resolved a warp each
-  __shared__ uint32_t unit_entries;
+  __shared__ uint32_t tally[2][2];    // per unit (alternating): entries added, the lanes' byte sum
   const int tid = threadIdx.x;
+  const uint32_t lanes_s = SharedAddress(lanes);
   // Lanes cleared while the hot-window kernel finishes (they are this block's own).
-  for (uint32_t v = tid; v < kDeferRangeBins / 8; v += kThreads)
+  for (uint32_t v = tid; v < kDeferRangeBins / 16; v += kThreads)
     reinterpret_cast<uint4*>(lanes)[v] = make_uint4(0, 0, 0, 0);
-  if (tid == 0) unit_entries = 0;  // then reset by each unit once every thread has read it
+  if (tid < 4) tally[tid / 2][tid % 2] = 0;
   WaitForProducer();  // launched dependent on the hot-window kernel (LaunchFoldDeferred)
   if (*p.area.any_record == 0) return;  // no tile deferred (clustered data, small batches)
   const uint32_t units = p.area.unit_start[p.work_count];
-  uint32_t k = 0;                  // the block's unit count so far
+  uint32_t k = 0;       // the block's unit count so far
+  uint32_t folded = 0;  // of which had records (they alternate tally's rows)
   for (uint32_t u = blockIdx.x; u < units; u += gridDim.x, ++k) {
     StampTimeline<kFoldTimelineStamps>(p.bench_timeline, u, 0);
     // This and the next kWarps - 1 units, a warp each (one 32-way search for the item, then
@@ -387,66 +528,43 @@ __device__ void FoldDeferredBlock(const DeferredFoldParams& p, uint32_t* lanes) 
     }
     StampTimeline<kFoldTimelineStamps>(p.bench_timeline, u, 1);
     const FoldUnit& f = ahead[k % kWarps];
-    const uint32_t records = f.records, r = f.r;
-    if (records == 0) continue;  // nothing deferred (uniform over the block)
-    // The lanes are clear (zeroed at the start, then by each MergeRange as it reads them).
-    uint32_t* lock = RangeLock(p.area.locks, f.bins, r);
-    const uint32_t* slots = f.slots;
-    const uint8_t* pool = f.pool;
-    const uint32_t cap = f.cap;
+    if (f.records == 0) continue;  // nothing deferred (uniform over the block)
+    // The lanes are clear (zeroed at the start, then by each merge as it reads them).
+    uint32_t* lock = RangeLock(p.area.locks, f.bins, f.r);
+    uint32_t* t = tally[folded & 1];
     // The range's lock is taken by one thread of the last warp before its share of the
-    // records (the other warps count meanwhile); the barrier before MergeRange orders it
+    // records (the other warps count meanwhile); the barrier after the count orders it
     // before the merge, which releases it.
     if (tid == kThreads - 32) AcquireRangeLock(lock);
-    // Records per thread, their loads in flight together: slots, then headers. When the
-    // whole unit takes one round (records <= kBatch * kThreads) its entry count is known
-    // before any lane is touched, and up to kMaxMergeLane no lane can carry: plain shared adds
-    // (no return value, no cap check; clamped to cap at the merge). Otherwise, or when
-    // larger, accept-by-old-value increments (IncrementLanes16, lanes <= cap).
-    // With few records (Roulo's speckle: ~500 per item), `group` threads share a record and
-    // take its 16-byte entry chunks in turn, so that no warp idles at the merge's barrier
-    // while a few walk their records' chunks one round trip at a time.
-    constexpr int kBatch = 4;
-    const bool one_round = records <= kBatch * kThreads;  // block-uniform
-    uint32_t group = 1;
-    while (one_round && group < 8 && records * group * 2 <= kThreads) group *= 2;
-    const uint32_t sub = tid % group, stride = kThreads / group;
-    for (uint32_t j0 = tid / group; j0 < (one_round ? stride : records); j0 += kBatch * stride) {
-      const uint4* entries[kBatch];
-      uint32_t lo[kBatch], hi[kBatch], mine = 0;
-#pragma unroll
-      for (int q = 0; q < kBatch; ++q) {
-        const uint32_t j = j0 + q * stride;
-        entries[q] = j < records ? reinterpret_cast<const uint4*>(pool + uint64_t{__ldg(slots + j)} * 16 +
-                                                                  kDeferRecordHeaderBytes)
-                                 : nullptr;
-      }
-#pragma unroll
-      for (int q = 0; q < kBatch; ++q) {
-        const uint16_t* ends = reinterpret_cast<const uint16_t*>(entries[q]) - kDeferMaxRanges;
-        lo[q] = entries[q] != nullptr && r != 0 ? __ldg(ends + r - 1) : 0u;
-        hi[q] = entries[q] != nullptr ? __ldg(ends + r) : 0u;
-        mine += hi[q] - lo[q];
-      }
-      bool plain = false;
-      if (one_round) {  // every thread of the block is here exactly once
-        if (mine != 0 && sub == 0) atomicAdd(&unit_entries, mine);
-        __syncthreads();
-        plain = unit_entries <= kMaxMergeLane;
-      }
-#pragma unroll
-      for (int q = 0; q < kBatch; ++q) {
-        for (uint32_t chunk = lo[q] / 8 + sub; 8 * chunk < hi[q]; chunk += group)
-          CountEntryChunk(__ldg(entries[q] + chunk), chunk, lo[q], hi[q], plain, lanes, cap);
-      }
-    }
-    __syncthreads();  // every lane final (no pending reverts); clamped to cap when merged
+    uint32_t added = 0;
+    ForEachUnitEntryChunk<kThreads>(f, [&](uint4 v, uint32_t chunk, uint32_t lo, uint32_t hi) {
+      added += CountEntryChunk8(v, chunk, lo, hi, lanes_s);
+    });
+    added = __reduce_add_sync(0xffffffffu, added);
+    if ((tid & 31) == 0 && added != 0) atomicAdd(t, added);
+    __syncthreads();  // every lane final
     StampTimeline<kFoldTimelineStamps>(p.bench_timeline, u, 2);
-    // Every thread read unit_entries before the barrier above: the next unit's count starts
-    // from 0 (its adds follow the next unit's barriers).
-    if (tid == 0) unit_entries = 0;
-    // Ends with a barrier after its last read of the lanes, so the next unit may write them.
-    MergeRange<kThreads>(f, lanes, lock);
+    // The lanes' byte sum equals the entries added unless some lane carried (each carry
+    // takes 255 or 256 from it).
+    uint32_t sum = 0;
+    for (uint32_t v = tid; v < kDeferRangeBins / 16; v += kThreads) {
+      const uint4 x = reinterpret_cast<const uint4*>(lanes)[v];
+      sum = __dp4a(x.x, 0x01010101u, __dp4a(x.y, 0x01010101u, __dp4a(x.z, 0x01010101u, __dp4a(x.w, 0x01010101u, sum))));
+    }
+    sum = __reduce_add_sync(0xffffffffu, sum);
+    if ((tid & 31) == 0 && sum != 0) atomicAdd(t + 1, sum);
+    // The other row was last read before this unit's count barrier; it is the next unit's.
+    if (tid == 0) tally[(folded + 1) & 1][0] = tally[(folded + 1) & 1][1] = 0;
+    __syncthreads();
+    const bool carried = t[1] != t[0];  // block-uniform
+    ++folded;
+    // Both end with a barrier after their last read of the lanes, so the next unit may
+    // write them, and release the lock.
+    if (!carried) {
+      MergeByteLanes<kThreads>(RangeChunks(f.bins, f.r << kDeferRangeShift, f.hi), f.cap, lanes, lock);
+    } else {
+      FoldUnitInHalves<kThreads>(f, lanes, lock);
+    }
     StampTimeline<kFoldTimelineStamps>(p.bench_timeline, u, 3);
   }
 }

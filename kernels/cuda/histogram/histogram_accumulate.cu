@@ -201,11 +201,11 @@ absl::Status LaunchPlanAndWindows(const TileWindowParams& p, const InlinePlan& p
 
 __global__ void __launch_bounds__(kDeferFoldThreads, kDeferFoldBlocksPerSm) FoldDeferredKernel(DeferredFoldParams p) {
   extern __shared__ uint4 dynamic_shared[];
-  FoldDeferredBlock<kDeferFoldThreads>(p, reinterpret_cast<uint32_t*>(dynamic_shared));
+  FoldDeferredBlock<kDeferFoldThreads>(p, reinterpret_cast<uint8_t*>(dynamic_shared));
 }
 
 absl::Status LaunchFoldDeferred(const DeferredFoldParams& p, int sm_count, cudaStream_t stream) {
-  constexpr size_t kSmem = size_t{kDeferRangeBins} * 2;
+  constexpr size_t kSmem = size_t{kDeferRangeBins};  // one-byte lanes
   static_assert(kSmem <= kSharedPerBlockMax, "one range of lanes per block");
   static_assert(kDeferFoldBlocksPerSm * (kSmem + kReservedPerBlock) <= kSharedPerSm, "occupancy");
   const absl::StatusOr<int> per_sm = ResidentBlocksPerSm<FoldDeferredKernel>(kDeferFoldThreads, kSmem);

@@ -116,8 +116,12 @@ inline constexpr int kDeferRangeShift = 16;  // offsets within a range fit 16 bi
 inline constexpr uint32_t kDeferRangeBins = 1u << kDeferRangeShift;
 inline constexpr int kDeferMaxRanges = 64;   // histograms up to 4M bins defer their misses
 inline constexpr uint32_t kDeferRecordHeaderBytes = kDeferMaxRanges * 2;  // u16 range ends
-inline constexpr int kDeferFoldThreads = 1024;  // the second kernel: one block per SM
-inline constexpr int kDeferFoldBlocksPerSm = 1;
+#ifndef HISTD_DEFER_FOLD_THREADS
+#define HISTD_DEFER_FOLD_THREADS 512
+#define HISTD_DEFER_FOLD_BLOCKS 2
+#endif
+inline constexpr int kDeferFoldThreads = HISTD_DEFER_FOLD_THREADS;  // the second kernel
+inline constexpr int kDeferFoldBlocksPerSm = HISTD_DEFER_FOLD_BLOCKS;
 inline constexpr uint32_t kDeferLocks = 4096;     // (histogram, range) locks, hashed
 
 // Misses: CAS guessing the word is 0 first (one atomic when right) instead of load + CAS.

@@ -100,6 +100,34 @@ TEST(CudaHistogramAccumulate, UniformExact) {
   SweepAndCompare(hists, items, "uniform");
 }
 
+// Deferred units whose one-byte lanes carry: hot bins far from the window (where the
+// cluster draws it) take thousands of deferred misses each, next to speckle that makes the
+// item defer; one word holds bins of 256 and 255 deferred hits, the edges of a byte lane.
+// The second kernel must notice the carries and count those units again in 16-bit lanes.
+TEST(CudaHistogramAccumulate, DeferredHotBinsOutsideTheWindow) {
+  HISTD_REQUIRE_GPU();
+  std::mt19937_64 rng(TestSeed() ^ 5);
+  constexpr uint32_t kRows = 256, kCols = 8192, kBins = kRows * kCols;
+  const uint32_t hot[] = {5 * kCols + 100, 250 * kCols + 8000, 3 * kCols + 7000, 200 * kCols + 9};
+  const uint32_t edge = 240 * kCols + 400;  // a word's first bin: 256 hits, its second: 255
+  std::vector<HostHistogram> hists;
+  std::vector<HostItem> items;
+  const uint8_t caps[] = {255, 7, 254};
+  for (int h = 0; h < 3; ++h) {
+    hists.push_back(MakeHist(kRows, kCols, caps[h]));
+    FillStart(&hists.back(), h == 2 ? 1 : 0, rng);
+    std::vector<uint32_t> v = Clustered(TestSeed() + 20 + h, 600000, kRows, kCols, workload::ClusterSpec{128.f, 4096.f, 6.f, 40.f, 0.f});
+    const std::vector<uint32_t> speckle = Uniform(TestSeed() + 30 + h, 300000, kBins);
+    v.insert(v.end(), speckle.begin(), speckle.end());
+    for (uint32_t i = 0; i < 100000; ++i) v.push_back(hot[i % 4]);
+    v.insert(v.end(), 256, edge);
+    v.insert(v.end(), 255, edge + 1);
+    std::shuffle(v.begin(), v.end(), rng);
+    items.push_back(IndexItem(h, std::move(v)));
+  }
+  SweepAndCompare(hists, items, "deferred hot bins outside the window");
+}
+
 TEST(CudaHistogramAccumulate, SingleBinEveryCap) {
   HISTD_REQUIRE_GPU();
   std::vector<HostHistogram> hists;

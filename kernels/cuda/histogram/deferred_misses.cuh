@@ -356,64 +356,97 @@ __device__ __forceinline__ FoldUnit ResolveFoldUnit(const DeferredFoldParams& p,
   return f;
 }
 
-// Merges one-byte lanes (each an exact count <= 255) of `range` (RangeChunks) into the
-// global bytes while the block holds the range's lock (released here): an owned chunk (its
-// 16 bytes all in the range) is loaded, saturated (SaturatingAddBytes) and stored (no other
-// writer can touch it: other items' units of this range wait for the lock, other ranges
-// and histograms own other bytes, and the launch's word updates are complete); a chunk
-// shared with a neighbour (a misaligned histogram or range end) is merged word by word with
-// MergeWordsAt, the exact update every other writer of those bytes uses. Chunks whose lanes
-// are all zero are skipped. Every lane belongs to one chunk, whose thread zeroes it after
-// reading: the lanes are clear for the block's next unit after the final barrier.
-// kInFlight: chunks per thread whose loads are in flight together.
-template <int kThreads, int kInFlight = 4>
-__device__ void MergeByteLanes(const RangeChunks& range, uint32_t cap, uint8_t* lanes, uint32_t* lock) {
+#ifndef HISTD_MERGE_INFLIGHT
+#define HISTD_MERGE_INFLIGHT 2
+#endif
+// Chunk t of a range (RangeChunks) and its one-byte lanes: the lanes of its bytes that
+// belong to the range (the others read as zero); none when t is past the range's end.
+struct ByteLaneChunk {
+  uint8_t* lanes;
+  uint32_t chunk = 0, qa = 0, qb = 0;
+  int lane0 = 0;
+  bool owned = false;  // all 16 bytes are the range's
+  __device__ ByteLaneChunk(const RangeChunks& range, uint32_t t, uint8_t* l) : lanes(l) {
+    if (t < range.chunks) range.Place(t, &chunk, &lane0, &qa, &qb);
+    owned = qa == 0 && qb == 16;
+  }
+  __device__ bool Aligned() const { return owned && (lane0 & 15) == 0; }  // one 16-byte vector
+  __device__ uint4 Read() const {
+    if (Aligned()) return *reinterpret_cast<const uint4*>(lanes + lane0);
+    uint32_t word[4] = {0, 0, 0, 0};
+#pragma unroll
+    for (uint32_t q = 0; q < 16; ++q)
+      if (q >= qa && q < qb) word[q / 4] |= uint32_t{lanes[lane0 + static_cast<int>(q)]} << (8 * (q % 4));
+    return make_uint4(word[0], word[1], word[2], word[3]);
+  }
+  __device__ void Clear() const {
+    if (Aligned()) {
+      *reinterpret_cast<uint4*>(lanes + lane0) = make_uint4(0, 0, 0, 0);
+      return;
+    }
+#pragma unroll
+    for (uint32_t q = 0; q < 16; ++q)
+      if (q >= qa && q < qb) lanes[lane0 + static_cast<int>(q)] = 0;
+  }
+};
+
+// Merges the block's one-byte lanes of `range` (RangeChunks) into the global bytes while the
+// block holds the range's lock, unless some lane carried; returns whether it merged.
+// Carries: `tally` holds the entries the unit added ([0], final) and takes the lanes' byte
+// sum ([1], zero on entry), which falls short of [0] iff some lane reached 256 (each carry
+// takes 255 or 256 from it). The first round's lanes are read and its loads issued while
+// the sum is reduced. When a lane carried, nothing is stored and no lane is changed; the
+// caller still holds the lock. Otherwise: an owned chunk (its 16 bytes all the range's) is
+// loaded, saturated (SaturatingAddBytes) and stored (no other writer can touch it: other
+// items' units of this range wait for the lock, other ranges and histograms own other
+// bytes, and the launch's word updates are complete); a chunk shared with a neighbour (a
+// misaligned histogram or range end) is merged word by word with MergeWordsAt, the exact
+// update every other writer of those bytes uses; chunks whose lanes are all zero are
+// skipped; every lane is zeroed by the thread that merged it, and the lock is released
+// after a final barrier, after which the lanes are clear for the block's next unit.
+// kInFlight: chunks per thread whose loads are in flight together (H100, Roulo: 2 beat 4).
+template <int kThreads, int kInFlight = HISTD_MERGE_INFLIGHT>
+__device__ bool MergeByteLanesUnlessCarried(const RangeChunks& range, uint32_t cap, uint8_t* lanes, uint32_t* lock,
+                                            uint32_t* tally) {
   const uint32_t cap4 = Replicate4(cap);
   uint4* base = range.base;
   const uint32_t chunks = range.chunks;
-  for (uint32_t t0 = threadIdx.x; t0 < chunks; t0 += kInFlight * kThreads) {
-    uint4 inc[kInFlight], seen[kInFlight];
-    uint32_t chunk_of[kInFlight];
-    bool owned[kInFlight], any[kInFlight];
+  uint4 inc[kInFlight], seen[kInFlight];
+  bool any[kInFlight];
+  auto load_round = [&](uint32_t t0) {
 #pragma unroll
     for (int j = 0; j < kInFlight; ++j) {
-      const uint32_t t = t0 + j * kThreads;
-      uint32_t qa = 0, qb = 0;
-      int lane0 = 0;
-      chunk_of[j] = 0;
-      if (t < chunks) range.Place(t, &chunk_of[j], &lane0, &qa, &qb);
-      owned[j] = qa == 0 && qb == 16;
-      if (owned[j] && (lane0 & 15) == 0) {  // the chunk's lanes are one aligned 16-byte vector
-        uint4* v = reinterpret_cast<uint4*>(lanes + lane0);
-        inc[j] = *v;
-        any[j] = (inc[j].x | inc[j].y | inc[j].z | inc[j].w) != 0;
-        if (any[j]) *v = make_uint4(0, 0, 0, 0);
-      } else {
-        uint32_t word[4] = {0, 0, 0, 0};
-#pragma unroll
-        for (uint32_t q = 0; q < 16; ++q) {
-          if (q < qa || q >= qb) continue;
-          uint8_t& lane = lanes[lane0 + static_cast<int>(q)];
-          word[q / 4] |= uint32_t{lane} << (8 * (q % 4));
-          lane = 0;
-        }
-        inc[j] = make_uint4(word[0], word[1], word[2], word[3]);
-        any[j] = (word[0] | word[1] | word[2] | word[3]) != 0;
-      }
-      seen[j] = owned[j] && any[j] ? __ldcg(base + chunk_of[j]) : make_uint4(0, 0, 0, 0);
+      const ByteLaneChunk c(range, t0 + j * kThreads, lanes);
+      inc[j] = c.Read();
+      any[j] = (inc[j].x | inc[j].y | inc[j].z | inc[j].w) != 0;
+      seen[j] = c.owned && any[j] ? __ldcg(base + c.chunk) : make_uint4(0, 0, 0, 0);
     }
+  };
+  uint32_t sum = 0;
+  for (uint32_t v = threadIdx.x; v < kDeferRangeBins / 16; v += kThreads) {
+    const uint4 x = reinterpret_cast<const uint4*>(lanes)[v];
+    sum = __dp4a(x.x, 0x01010101u, __dp4a(x.y, 0x01010101u, __dp4a(x.z, 0x01010101u, __dp4a(x.w, 0x01010101u, sum))));
+  }
+  load_round(threadIdx.x);
+  sum = __reduce_add_sync(0xffffffffu, sum);
+  if ((threadIdx.x & 31) == 0 && sum != 0) atomicAdd(tally + 1, sum);
+  __syncthreads();
+  if (tally[1] != tally[0]) return false;  // block-uniform
+  for (uint32_t t0 = threadIdx.x; t0 < chunks; t0 += kInFlight * kThreads) {
+    if (t0 != threadIdx.x) load_round(t0);
 #pragma unroll
     for (int j = 0; j < kInFlight; ++j) {
       if (!any[j]) continue;
-      const uint32_t chunk = chunk_of[j];
-      if (owned[j]) {
+      const ByteLaneChunk c(range, t0 + j * kThreads, lanes);
+      c.Clear();  // for the next unit
+      if (c.owned) {
         const uint4 next =
             make_uint4(SaturatingAddBytes(seen[j].x, inc[j].x, cap4), SaturatingAddBytes(seen[j].y, inc[j].y, cap4),
                        SaturatingAddBytes(seen[j].z, inc[j].z, cap4), SaturatingAddBytes(seen[j].w, inc[j].w, cap4));
         if (((next.x ^ seen[j].x) | (next.y ^ seen[j].y) | (next.z ^ seen[j].z) | (next.w ^ seen[j].w)) != 0)
-          __stcg(base + chunk, next);  // unchanged when every byte was at cap
+          __stcg(base + c.chunk, next);  // unchanged when every byte was at cap
       } else {  // a chunk shared with a neighbour
-        const uint32_t off[4] = {4 * chunk, 4 * chunk + 1, 4 * chunk + 2, 4 * chunk + 3};
+        const uint32_t off[4] = {4 * c.chunk, 4 * c.chunk + 1, 4 * c.chunk + 2, 4 * c.chunk + 3};
         const uint32_t word_inc[4] = {inc[j].x, inc[j].y, inc[j].z, inc[j].w};
         const bool active[4] = {inc[j].x != 0, inc[j].y != 0, inc[j].z != 0, inc[j].w != 0};
         MergeWordsAt<4>(reinterpret_cast<uint32_t*>(base), off, word_inc, active, cap4);
@@ -421,6 +454,7 @@ __device__ void MergeByteLanes(const RangeChunks& range, uint32_t cap, uint8_t* 
     }
   }
   ReleaseAfterBarrier<kThreads>(lock);
+  return true;
 }
 
 // Every entry of unit f's records, a 16-byte chunk at a time: fn(chunk vector, chunk index,
@@ -544,27 +578,14 @@ __device__ void FoldDeferredBlock(const DeferredFoldParams& p, uint8_t* lanes) {
     if ((tid & 31) == 0 && added != 0) atomicAdd(t, added);
     __syncthreads();  // every lane final
     StampTimeline<kFoldTimelineStamps>(p.bench_timeline, u, 2);
-    // The lanes' byte sum equals the entries added unless some lane carried (each carry
-    // takes 255 or 256 from it).
-    uint32_t sum = 0;
-    for (uint32_t v = tid; v < kDeferRangeBins / 16; v += kThreads) {
-      const uint4 x = reinterpret_cast<const uint4*>(lanes)[v];
-      sum = __dp4a(x.x, 0x01010101u, __dp4a(x.y, 0x01010101u, __dp4a(x.z, 0x01010101u, __dp4a(x.w, 0x01010101u, sum))));
-    }
-    sum = __reduce_add_sync(0xffffffffu, sum);
-    if ((tid & 31) == 0 && sum != 0) atomicAdd(t + 1, sum);
     // The other row was last read before this unit's count barrier; it is the next unit's.
     if (tid == 0) tally[(folded + 1) & 1][0] = tally[(folded + 1) & 1][1] = 0;
-    __syncthreads();
-    const bool carried = t[1] != t[0];  // block-uniform
     ++folded;
-    // Both end with a barrier after their last read of the lanes, so the next unit may
-    // write them, and release the lock.
-    if (!carried) {
-      MergeByteLanes<kThreads>(RangeChunks(f.bins, f.r << kDeferRangeShift, f.hi), f.cap, lanes, lock);
-    } else {
+    // Either ends with a barrier after its last read of the lanes, so the next unit may
+    // write them, and releases the lock.
+    if (!MergeByteLanesUnlessCarried<kThreads>(RangeChunks(f.bins, f.r << kDeferRangeShift, f.hi), f.cap, lanes,
+                                               lock, t))
       FoldUnitInHalves<kThreads>(f, lanes, lock);
-    }
     StampTimeline<kFoldTimelineStamps>(p.bench_timeline, u, 3);
   }
 }

@@ -10,7 +10,7 @@
 //      and waits: every record is written;
 //   3. units, dealt round-robin: stage the slice's bins (cp.async), count the slice's entries
 //      of every record of every item of the histogram in 16-bit lanes and merge the slice
-//      once (MergeRange: saturating add of the staged chunks, coalesced 16-byte stores; CAS
+//      once (MergeChunks: saturating add of the staged chunks, coalesced 16-byte stores; CAS
 //      for chunks shared with a neighbouring histogram).
 // Exactness: every bin receives saturating adds only (exact_bin_ops.cuh), which compose. A
 // slice's owned chunks are written by exactly one unit, after the grid barrier; the only
@@ -490,7 +490,7 @@ __device__ void FoldBucketedUnit(const BucketedParams& p, BucketedShared<kThread
 template <int kThreads>
 __device__ void BucketedBlock(const BucketedParams& p, uint32_t* lanes) {
   static_assert(kThreads <= kMaxThreadsPerBlockForLanes, "16-bit lane proof bound");
-  static_assert(kThreads >= 64, "MergeRange releases from warp 1");
+  static_assert(kThreads >= 64, "MergeChunks releases from warp 1");
   __shared__ BucketedShared<kThreads> s;
   const int tid = threadIdx.x;
   uint4* staged = reinterpret_cast<uint4*>(lanes + kBucketSliceBins / 2);

@@ -6,17 +6,17 @@
 // costs two bytes written and read back, and is then counted in shared memory.
 //
 // 1. WarpDeferMisses (in the hot-window kernel): a warp whose miss queue fills sorts it by
-//    range (flat bin >> kDeferRangeShift) with a warp-local counting sort (__match_any_sync
-//    aggregates the lanes of one range), and writes it as one record (deferred_layout.h)
-//    with coalesced stores.
-// 2. FoldDeferredBlock (a second kernel, after the first in stream order): one block per
-//    (work item, range) at a time clears kDeferRangeBins 16-bit lanes, folds every entry
-//    of that range from the item's records with IncrementLanes16 (exact, lanes <= cap),
-//    and merges the range into the global bytes under the range's lock (MergeRange):
-//    coalesced 16-byte load, saturating add, store; word CAS only for chunks shared
-//    with a neighbour. The launch's 32-bit updates (window merges, immediate misses) are
-//    all complete before this kernel starts; a launch must not overlap another launch on
-//    the same histograms (histogram_accumulate.h).
+//    range (flat bin >> kDeferRangeShift) with a warp-local counting sort on shared-memory
+//    atomics, and writes it as one record (deferred_layout.h) with coalesced stores.
+// 2. FoldDeferredBlock (a second kernel, after the first in stream order; two blocks per
+//    SM): one block per (work item, range) at a time counts every entry of that range from
+//    the item's records into kDeferRangeBins one-byte lanes with plain shared adds, checks
+//    that no lane carried (else counts the range again in 16-bit lanes, half at a time),
+//    and merges the range into the global bytes under the range's lock: coalesced 16-byte
+//    load, saturating add, store; word CAS only for chunks shared with a neighbour. The
+//    launch's 32-bit updates (window merges, immediate misses) are all complete before this
+//    kernel starts; a launch must not overlap another launch on the same histograms
+//    (histogram_accumulate.h).
 // The result is min(cap, start + hits) for every bin: window hits, immediate misses and
 // deferred misses are all saturating adds, which compose (exact_bin_ops.cuh).
 #pragma once
@@ -186,7 +186,7 @@ __device__ __forceinline__ uint32_t* RangeLock(uint32_t* locks, const uint8_t* b
   return locks + ((static_cast<uint32_t>(h >> 40) + r) & (kDeferLocks - 1));
 }
 
-// The lock of a unit, taken by one thread (before a barrier that precedes MergeRange)
+// The lock of a unit, taken by one thread (before a barrier that precedes the merge)
 // while the rest of the block reads the unit's records.
 __device__ __forceinline__ void AcquireRangeLock(uint32_t* lock) {
   while (atomicCAS(lock, 0u, 1u) != 0u) __nanosleep(64);
@@ -194,7 +194,7 @@ __device__ __forceinline__ void AcquireRangeLock(uint32_t* lock) {
 }
 
 // The 16-byte chunks that hold bins [lo, hi) of a histogram at `bins`: chunk c_lo + t for
-// t < chunks, from the 16-byte-aligned `base` (MergeRange's numbering). Also the chunk
+// t < chunks, from the 16-byte-aligned `base` (the merges' numbering). Also the chunk
 // placement MergeChunks takes (a contiguous range; agent_bucketed.cuh has an interleaved
 // one): Place(t) says that chunk t is base[*chunk], that its byte q is lane *lane0 + q, and
 // which of its bytes [*qa, *qb) belong to the range (the others are a neighbour's); the
@@ -250,9 +250,9 @@ __device__ __forceinline__ void ReleaseAfterBarrier(uint32_t* lock) {
   }
 }
 
-// MergeRange's body for any chunk placement (RangeChunks, or the bucketed strategy's
+// The merge of 16-bit lanes for any chunk placement (RangeChunks, or the bucketed strategy's
 // interleaved slices; each chunk is placed once): `range.chunks` chunks; the lanes are
-// cleared as read; ends with a barrier.
+// cleared as read; ends with a barrier, then releases `lock` unless it is null.
 // kInFlight: chunks per thread whose loads are in flight together.
 template <int kThreads, class Chunks, int kInFlight = 4>
 __device__ void MergeChunks(const Chunks& range, uint32_t cap, uint32_t* lanes, uint32_t* lock,
@@ -356,9 +356,6 @@ __device__ __forceinline__ FoldUnit ResolveFoldUnit(const DeferredFoldParams& p,
   return f;
 }
 
-#ifndef HISTD_MERGE_INFLIGHT
-#define HISTD_MERGE_INFLIGHT 2
-#endif
 // Chunk t of a range (RangeChunks) and its one-byte lanes: the lanes of its bytes that
 // belong to the range (the others read as zero); none when t is past the range's end.
 struct ByteLaneChunk {
@@ -405,7 +402,7 @@ struct ByteLaneChunk {
 // skipped; every lane is zeroed by the thread that merged it, and the lock is released
 // after a final barrier, after which the lanes are clear for the block's next unit.
 // kInFlight: chunks per thread whose loads are in flight together (H100, Roulo: 2 beat 4).
-template <int kThreads, int kInFlight = HISTD_MERGE_INFLIGHT>
+template <int kThreads, int kInFlight = 2>
 __device__ bool MergeByteLanesUnlessCarried(const RangeChunks& range, uint32_t cap, uint8_t* lanes, uint32_t* lock,
                                             uint32_t* tally) {
   const uint32_t cap4 = Replicate4(cap);
@@ -501,6 +498,7 @@ __device__ __forceinline__ void ForEachUnitEntryChunk(const FoldUnit& f, Fn&& fn
 // clear again at the end.
 template <int kThreads>
 __device__ void FoldUnitInHalves(const FoldUnit& f, uint8_t* lanes, uint32_t* lock) {
+  static_assert(kThreads <= kMaxThreadsPerBlockForLanes, "16-bit lane proof bound");
   constexpr uint32_t kHalf = kDeferRangeBins >> 1;
   for (uint32_t v = threadIdx.x; v < kDeferRangeBins / 16; v += kThreads)
     reinterpret_cast<uint4*>(lanes)[v] = make_uint4(0, 0, 0, 0);

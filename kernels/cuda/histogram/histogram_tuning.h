@@ -116,12 +116,15 @@ inline constexpr int kDeferRangeShift = 16;  // offsets within a range fit 16 bi
 inline constexpr uint32_t kDeferRangeBins = 1u << kDeferRangeShift;
 inline constexpr int kDeferMaxRanges = 64;   // histograms up to 4M bins defer their misses
 inline constexpr uint32_t kDeferRecordHeaderBytes = kDeferMaxRanges * 2;  // u16 range ends
-#ifndef HISTD_DEFER_FOLD_THREADS
-#define HISTD_DEFER_FOLD_THREADS 512
-#define HISTD_DEFER_FOLD_BLOCKS 2
-#endif
-inline constexpr int kDeferFoldThreads = HISTD_DEFER_FOLD_THREADS;  // the second kernel
-inline constexpr int kDeferFoldBlocksPerSm = HISTD_DEFER_FOLD_BLOCKS;
+// The second kernel: two blocks of 512 threads per SM, each with one range of one-byte lanes
+// (64 KiB). A unit is a chain of round trips and barriers that takes about as long whatever
+// its size or the load on the GPU, so the SM's throughput is the units it has in flight
+// (H100, Roulo, session 19: one 1024-thread block with 16-bit lanes 4.85 us per histogram,
+// two 512-thread blocks with one-byte lanes 4.55; three blocks of 384 or 256 threads 5.07 /
+// 4.93; 32K-bin ranges with 16-bit lanes at two blocks per SM gained nothing, the units
+// being half as large).
+inline constexpr int kDeferFoldThreads = 512;
+inline constexpr int kDeferFoldBlocksPerSm = 2;
 inline constexpr uint32_t kDeferLocks = 4096;     // (histogram, range) locks, hashed
 
 // Misses: CAS guessing the word is 0 first (one atomic when right) instead of load + CAS.

@@ -387,11 +387,17 @@ struct ByteLaneChunk {
   }
 };
 
+// What a unit counted and what its one-byte lanes hold (shared memory).
+struct UnitTally {
+  unsigned long long entries;  // entries added to the lanes (64-bit: a unit may take 2^32)
+  uint32_t lane_sum;           // the lanes' byte sum, at most kDeferRangeBins * 255
+};
+
 // Merges the block's one-byte lanes of `range` (RangeChunks) into the global bytes while the
 // block holds the range's lock, unless some lane carried; returns whether it merged.
-// Carries: `tally` holds the entries the unit added ([0], final) and takes the lanes' byte
-// sum ([1], zero on entry), which falls short of [0] iff some lane reached 256 (each carry
-// takes 255 or 256 from it). The first round's lanes are read and its loads issued while
+// Carries: `tally->entries` holds the entries the unit added (final), and `tally->lane_sum`
+// (zero on entry) takes the lanes' byte sum, which falls short of the entries iff some lane
+// reached 256 (each carry takes 255 or 256 from it). The first round's lanes are read and its loads issued while
 // the sum is reduced. When a lane carried, nothing is stored and no lane is changed; the
 // caller still holds the lock. Otherwise: an owned chunk (its 16 bytes all the range's) is
 // loaded, saturated (SaturatingAddBytes) and stored (no other writer can touch it: other
@@ -404,7 +410,7 @@ struct ByteLaneChunk {
 // kInFlight: chunks per thread whose loads are in flight together (H100, Roulo: 2 beat 4).
 template <int kThreads, int kInFlight = 2>
 __device__ bool MergeByteLanesUnlessCarried(const RangeChunks& range, uint32_t cap, uint8_t* lanes, uint32_t* lock,
-                                            uint32_t* tally) {
+                                            UnitTally* tally) {
   const uint32_t cap4 = Replicate4(cap);
   uint4* base = range.base;
   const uint32_t chunks = range.chunks;
@@ -426,9 +432,9 @@ __device__ bool MergeByteLanesUnlessCarried(const RangeChunks& range, uint32_t c
   }
   load_round(threadIdx.x);
   sum = __reduce_add_sync(0xffffffffu, sum);
-  if ((threadIdx.x & 31) == 0 && sum != 0) atomicAdd(tally + 1, sum);
+  if ((threadIdx.x & 31) == 0 && sum != 0) atomicAdd(&tally->lane_sum, sum);
   __syncthreads();
-  if (tally[1] != tally[0]) return false;  // block-uniform
+  if (tally->lane_sum != tally->entries) return false;  // block-uniform
   for (uint32_t t0 = threadIdx.x; t0 < chunks; t0 += kInFlight * kThreads) {
     if (t0 != threadIdx.x) load_round(t0);
 #pragma unroll
@@ -533,13 +539,13 @@ __device__ void FoldDeferredBlock(const DeferredFoldParams& p, uint8_t* lanes) {
   static_assert(kThreads % 32 == 0, "whole warps");
   constexpr int kWarps = kThreads / 32;
   __shared__ FoldUnit ahead[kWarps];  // the block's next kWarps units, resolved a warp each
-  __shared__ uint32_t tally[2][2];    // per unit (alternating): entries added, the lanes' byte sum
+  __shared__ UnitTally tally[2];      // per unit with records, alternating
   const int tid = threadIdx.x;
   const uint32_t lanes_s = SharedAddress(lanes);
   // Lanes cleared while the hot-window kernel finishes (they are this block's own).
   for (uint32_t v = tid; v < kDeferRangeBins / 16; v += kThreads)
     reinterpret_cast<uint4*>(lanes)[v] = make_uint4(0, 0, 0, 0);
-  if (tid < 4) tally[tid / 2][tid % 2] = 0;
+  if (tid < 2) tally[tid] = UnitTally{0, 0};
   WaitForProducer();  // launched dependent on the hot-window kernel (LaunchFoldDeferred)
   if (*p.area.any_record == 0) return;  // no tile deferred (clustered data, small batches)
   const uint32_t units = p.area.unit_start[p.work_count];
@@ -563,7 +569,7 @@ __device__ void FoldDeferredBlock(const DeferredFoldParams& p, uint8_t* lanes) {
     if (f.records == 0) continue;  // nothing deferred (uniform over the block)
     // The lanes are clear (zeroed at the start, then by each merge as it reads them).
     uint32_t* lock = RangeLock(p.area.locks, f.bins, f.r);
-    uint32_t* t = tally[folded & 1];
+    UnitTally* t = &tally[folded & 1];
     // The range's lock is taken by one thread of the last warp before its share of the
     // records (the other warps count meanwhile); the barrier after the count orders it
     // before the merge, which releases it.
@@ -572,12 +578,14 @@ __device__ void FoldDeferredBlock(const DeferredFoldParams& p, uint8_t* lanes) {
     ForEachUnitEntryChunk<kThreads>(f, [&](uint4 v, uint32_t chunk, uint32_t lo, uint32_t hi) {
       added += CountEntryChunk8(v, chunk, lo, hi, lanes_s);
     });
+    // A warp's share: at most its records' entries, < 2^32 by the pool's bound
+    // (pool_units < 2^32, can_implement) over a unit's 16 or more warps.
     added = __reduce_add_sync(0xffffffffu, added);
-    if ((tid & 31) == 0 && added != 0) atomicAdd(t, added);
+    if ((tid & 31) == 0 && added != 0) atomicAdd(&t->entries, static_cast<unsigned long long>(added));
     __syncthreads();  // every lane final
     StampTimeline<kFoldTimelineStamps>(p.bench_timeline, u, 2);
     // The other row was last read before this unit's count barrier; it is the next unit's.
-    if (tid == 0) tally[(folded + 1) & 1][0] = tally[(folded + 1) & 1][1] = 0;
+    if (tid == 0) tally[(folded + 1) & 1] = UnitTally{0, 0};
     ++folded;
     // Either ends with a barrier after its last read of the lanes, so the next unit may
     // write them, and releases the lock.

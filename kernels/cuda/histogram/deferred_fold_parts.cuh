@@ -10,7 +10,7 @@ namespace histd::cuda::histogram {
 
 // The largest 16-bit lane MergeWordFromLanes takes: a byte plus a lane must fit 16 bits.
 // Every lane the merges read is below it: accept-by-old-value and read-then-add lanes are at
-// most cap + 1024 x 8 (exact_bin_ops.cuh), plain-add units hold at most this many entries.
+// most cap + 1024 x 8 (exact_bin_ops.cuh).
 inline constexpr uint32_t kMaxMergeLane = 65535 - 255;
 
 // One 4-byte word of a chunk merged from its four 16-bit lanes (la: lanes 4w and 4w + 1,

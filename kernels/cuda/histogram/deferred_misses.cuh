@@ -130,22 +130,17 @@ __device__ __forceinline__ void DecodeEntryChunk(uint4 v, uint32_t chunk, uint32
 }
 
 // Counts the entries of one 16-byte chunk that lie in [lo, hi) into one-byte lanes (lanes_s:
-// their shared address) with plain shared adds on the lanes' words, and returns how many it
-// added. A lane that reaches 256 carries into its neighbour; FoldDeferredBlock detects that
-// (the lanes' byte sum then falls short of the entries added) and counts the unit again.
-__device__ __forceinline__ uint32_t CountEntryChunk8(uint4 v, uint32_t chunk, uint32_t lo, uint32_t hi,
-                                                     uint32_t lanes_s) {
+// their shared address) with plain shared adds on the lanes' words. A lane that reaches 256
+// carries into its neighbour; FoldDeferredBlock detects that (the lanes' byte sum then falls
+// short of the unit's entries) and counts the unit again.
+__device__ __forceinline__ void CountEntryChunk8(uint4 v, uint32_t chunk, uint32_t lo, uint32_t hi,
+                                                 uint32_t lanes_s) {
   uint32_t k[8];
   bool hit[8];
   DecodeEntryChunk(v, chunk, lo, hi, k, hit);
-  uint32_t added = 0;
 #pragma unroll
-  for (int y = 0; y < 8; ++y) {
-    if (!hit[y]) continue;
-    SharedAddAt(lanes_s + (k[y] & ~3u), 1u << ((k[y] & 3u) << 3));
-    ++added;
-  }
-  return added;
+  for (int y = 0; y < 8; ++y)
+    if (hit[y]) SharedAddAt(lanes_s + (k[y] & ~3u), 1u << ((k[y] & 3u) << 3));
 }
 
 // Counts the entries of one 16-byte chunk that lie in [lo, hi) and in half `half` of their
@@ -250,6 +245,34 @@ __device__ __forceinline__ void ReleaseAfterBarrier(uint32_t* lock) {
   }
 }
 
+// A 16-byte chunk of bins after a saturating add of `inc` (SaturatingAddBytes per word).
+__device__ __forceinline__ uint4 SaturatingAddChunk(uint4 seen, uint4 inc, uint32_t cap4) {
+  return make_uint4(SaturatingAddBytes(seen.x, inc.x, cap4), SaturatingAddBytes(seen.y, inc.y, cap4),
+                    SaturatingAddBytes(seen.z, inc.z, cap4), SaturatingAddBytes(seen.w, inc.w, cap4));
+}
+
+// Stores `next` over a chunk this block alone writes (owned, under the range's lock), read
+// as `seen`, unless nothing changed (every byte already at cap).
+__device__ __forceinline__ void StoreChunkIfChanged(uint4* base, uint32_t chunk, uint4 seen, uint4 next) {
+  if (((next.x ^ seen.x) | (next.y ^ seen.y) | (next.z ^ seen.z) | (next.w ^ seen.w)) != 0) __stcg(base + chunk, next);
+}
+
+// Adds `inc` to a chunk shared with a neighbour (a misaligned histogram or range end) word by
+// word with MergeWordsAt, the exact update every other writer of those bytes uses.
+__device__ __forceinline__ void MergeSharedChunk(uint4* base, uint32_t chunk, uint4 inc, uint32_t cap4) {
+  const uint32_t off[4] = {4 * chunk, 4 * chunk + 1, 4 * chunk + 2, 4 * chunk + 3};
+  const uint32_t word_inc[4] = {inc.x, inc.y, inc.z, inc.w};
+  const bool active[4] = {inc.x != 0, inc.y != 0, inc.z != 0, inc.w != 0};
+  MergeWordsAt<4>(reinterpret_cast<uint32_t*>(base), off, word_inc, active, cap4);
+}
+
+// One-byte lanes (kDeferRangeBins of them) zeroed by the block; no barrier.
+template <int kThreads>
+__device__ __forceinline__ void ClearByteLanes(uint8_t* lanes) {
+  for (uint32_t v = threadIdx.x; v < kDeferRangeBins / 16; v += kThreads)
+    reinterpret_cast<uint4*>(lanes)[v] = make_uint4(0, 0, 0, 0);
+}
+
 // The merge of 16-bit lanes for any chunk placement (RangeChunks, or the bucketed strategy's
 // interleaved slices; each chunk is placed once): `range.chunks` chunks; the lanes are
 // cleared as read; ends with a barrier, then releases `lock` unless it is null.
@@ -313,16 +336,11 @@ __device__ void MergeChunks(const Chunks& range, uint32_t cap, uint32_t* lanes, 
           next = make_uint4(MergeWordFromLanes(seen[j].x, l0.x, l0.y, cap2), MergeWordFromLanes(seen[j].y, l0.z, l0.w, cap2),
                             MergeWordFromLanes(seen[j].z, l1.x, l1.y, cap2), MergeWordFromLanes(seen[j].w, l1.z, l1.w, cap2));
         } else {
-          next = make_uint4(SaturatingAddBytes(seen[j].x, inc[j].x, cap4), SaturatingAddBytes(seen[j].y, inc[j].y, cap4),
-                            SaturatingAddBytes(seen[j].z, inc[j].z, cap4), SaturatingAddBytes(seen[j].w, inc[j].w, cap4));
+          next = SaturatingAddChunk(seen[j], inc[j], cap4);
         }
-        if (((next.x ^ seen[j].x) | (next.y ^ seen[j].y) | (next.z ^ seen[j].z) | (next.w ^ seen[j].w)) != 0)
-          __stcg(base + chunk, next);  // unchanged when every byte was at cap
-      } else {  // a chunk shared with a neighbour
-        const uint32_t off[4] = {4 * chunk, 4 * chunk + 1, 4 * chunk + 2, 4 * chunk + 3};
-        const uint32_t word_inc[4] = {inc[j].x, inc[j].y, inc[j].z, inc[j].w};
-        const bool active[4] = {inc[j].x != 0, inc[j].y != 0, inc[j].z != 0, inc[j].w != 0};
-        MergeWordsAt<4>(reinterpret_cast<uint32_t*>(base), off, word_inc, active, cap4);
+        StoreChunkIfChanged(base, chunk, seen[j], next);
+      } else {
+        MergeSharedChunk(base, chunk, inc[j], cap4);
       }
     }
   }
@@ -443,16 +461,9 @@ __device__ bool MergeByteLanesUnlessCarried(const RangeChunks& range, uint32_t c
       const ByteLaneChunk c(range, t0 + j * kThreads, lanes);
       c.Clear();  // for the next unit
       if (c.owned) {
-        const uint4 next =
-            make_uint4(SaturatingAddBytes(seen[j].x, inc[j].x, cap4), SaturatingAddBytes(seen[j].y, inc[j].y, cap4),
-                       SaturatingAddBytes(seen[j].z, inc[j].z, cap4), SaturatingAddBytes(seen[j].w, inc[j].w, cap4));
-        if (((next.x ^ seen[j].x) | (next.y ^ seen[j].y) | (next.z ^ seen[j].z) | (next.w ^ seen[j].w)) != 0)
-          __stcg(base + c.chunk, next);  // unchanged when every byte was at cap
-      } else {  // a chunk shared with a neighbour
-        const uint32_t off[4] = {4 * c.chunk, 4 * c.chunk + 1, 4 * c.chunk + 2, 4 * c.chunk + 3};
-        const uint32_t word_inc[4] = {inc[j].x, inc[j].y, inc[j].z, inc[j].w};
-        const bool active[4] = {inc[j].x != 0, inc[j].y != 0, inc[j].z != 0, inc[j].w != 0};
-        MergeWordsAt<4>(reinterpret_cast<uint32_t*>(base), off, word_inc, active, cap4);
+        StoreChunkIfChanged(base, c.chunk, seen[j], SaturatingAddChunk(seen[j], inc[j], cap4));
+      } else {
+        MergeSharedChunk(base, c.chunk, inc[j], cap4);
       }
     }
   }
@@ -461,19 +472,21 @@ __device__ bool MergeByteLanesUnlessCarried(const RangeChunks& range, uint32_t c
 }
 
 // Every entry of unit f's records, a 16-byte chunk at a time: fn(chunk vector, chunk index,
-// lo, hi) for the record's entries [lo, hi) of range f.r. Records per thread, their loads
+// lo, hi) for the record's entries [lo, hi) of range f.r; returns the entries of the records
+// this thread leads (summed over the block: the unit's entries). Records per thread, their loads
 // in flight together: slots, then headers, then entries. With few records (Roulo's speckle:
 // ~500 per item), `group` threads share a record and take its entry chunks in turn, so that
 // no warp idles at the next barrier while a few walk their records' chunks one round trip
 // at a time.
 template <int kThreads, class Fn>
-__device__ __forceinline__ void ForEachUnitEntryChunk(const FoldUnit& f, Fn&& fn) {
+__device__ __forceinline__ uint32_t ForEachUnitEntryChunk(const FoldUnit& f, Fn&& fn) {
   constexpr int kBatch = 4;
   const uint32_t records = f.records, r = f.r;
   const bool one_round = records <= kBatch * kThreads;
   uint32_t group = 1;
   while (one_round && group < 8 && records * group * 2 <= kThreads) group *= 2;
   const uint32_t sub = threadIdx.x % group, stride = kThreads / group;
+  uint32_t led = 0;
   for (uint32_t j0 = threadIdx.x / group; j0 < records; j0 += kBatch * stride) {
     const uint4* entries[kBatch];
     uint32_t lo[kBatch], hi[kBatch];
@@ -489,6 +502,7 @@ __device__ __forceinline__ void ForEachUnitEntryChunk(const FoldUnit& f, Fn&& fn
       const uint16_t* ends = reinterpret_cast<const uint16_t*>(entries[q]) - kDeferMaxRanges;
       lo[q] = entries[q] != nullptr && r != 0 ? __ldg(ends + r - 1) : 0u;
       hi[q] = entries[q] != nullptr ? __ldg(ends + r) : 0u;
+      if (sub == 0) led += hi[q] - lo[q];
     }
 #pragma unroll
     for (int q = 0; q < kBatch; ++q) {
@@ -496,6 +510,7 @@ __device__ __forceinline__ void ForEachUnitEntryChunk(const FoldUnit& f, Fn&& fn
         fn(__ldg(entries[q] + chunk), chunk, lo[q], hi[q]);
     }
   }
+  return led;
 }
 
 // A unit some of whose lanes carried (a bin with 256 or more of the unit's entries): counted
@@ -506,8 +521,7 @@ template <int kThreads>
 __device__ void FoldUnitInHalves(const FoldUnit& f, uint8_t* lanes, uint32_t* lock) {
   static_assert(kThreads <= kMaxThreadsPerBlockForLanes, "16-bit lane proof bound");
   constexpr uint32_t kHalf = kDeferRangeBins >> 1;
-  for (uint32_t v = threadIdx.x; v < kDeferRangeBins / 16; v += kThreads)
-    reinterpret_cast<uint4*>(lanes)[v] = make_uint4(0, 0, 0, 0);
+  ClearByteLanes<kThreads>(lanes);
   __syncthreads();
   uint32_t* lanes16 = reinterpret_cast<uint32_t*>(lanes);
   const uint32_t first = f.r << kDeferRangeShift;
@@ -542,9 +556,7 @@ __device__ void FoldDeferredBlock(const DeferredFoldParams& p, uint8_t* lanes) {
   __shared__ UnitTally tally[2];      // per unit with records, alternating
   const int tid = threadIdx.x;
   const uint32_t lanes_s = SharedAddress(lanes);
-  // Lanes cleared while the hot-window kernel finishes (they are this block's own).
-  for (uint32_t v = tid; v < kDeferRangeBins / 16; v += kThreads)
-    reinterpret_cast<uint4*>(lanes)[v] = make_uint4(0, 0, 0, 0);
+  ClearByteLanes<kThreads>(lanes);  // while the hot-window kernel finishes (the block's own)
   if (tid < 2) tally[tid] = UnitTally{0, 0};
   WaitForProducer();  // launched dependent on the hot-window kernel (LaunchFoldDeferred)
   if (*p.area.any_record == 0) return;  // no tile deferred (clustered data, small batches)
@@ -574,9 +586,8 @@ __device__ void FoldDeferredBlock(const DeferredFoldParams& p, uint8_t* lanes) {
     // records (the other warps count meanwhile); the barrier after the count orders it
     // before the merge, which releases it.
     if (tid == kThreads - 32) AcquireRangeLock(lock);
-    uint32_t added = 0;
-    ForEachUnitEntryChunk<kThreads>(f, [&](uint4 v, uint32_t chunk, uint32_t lo, uint32_t hi) {
-      added += CountEntryChunk8(v, chunk, lo, hi, lanes_s);
+    uint32_t added = ForEachUnitEntryChunk<kThreads>(f, [&](uint4 v, uint32_t chunk, uint32_t lo, uint32_t hi) {
+      CountEntryChunk8(v, chunk, lo, hi, lanes_s);
     });
     // A warp's share: at most its records' entries, < 2^32 by the pool's bound
     // (pool_units < 2^32, can_implement) over a unit's 16 or more warps.

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -16,8 +17,9 @@ TEST(DeferredLayout, RegionsAreAlignedOrderedAndLargeEnough) {
   for (int work_count : {1, 7, 1000}) {
     for (uint64_t samples : {uint64_t{0}, uint64_t{1}, uint64_t{1} << 20, (uint64_t{1} << 26) + 3}) {
       const size_t base = 4 * (size_t(work_count) + 1);
-      const DeferredLayout l = DeferredLayout::For(base, samples, work_count, 1u << 17, 1024);
-      const size_t starts[] = {l.unit_start, l.item_pool, l.item_alloc, l.locks, l.any_record, l.slots, l.pool, l.end};
+      const DeferredLayout l = DeferredLayout::For(base, samples, work_count, 1u << 17, 1024, 64 * 1024);
+      const size_t starts[] = {l.unit_start, l.item_pool, l.item_alloc, l.locks, l.any_record, l.slots, l.pool,
+                               l.staged, l.end};
       EXPECT_GE(l.unit_start, base);
       for (size_t i = 0; i < sizeof(starts) / sizeof(starts[0]); ++i) {
         EXPECT_EQ(starts[i] % 256, 0u) << i;
@@ -28,7 +30,11 @@ TEST(DeferredLayout, RegionsAreAlignedOrderedAndLargeEnough) {
       EXPECT_GE(l.locks - l.item_alloc, 8 * size_t(work_count));
       EXPECT_GE(l.any_record - l.locks, 4 * size_t{kDeferLocks});
       EXPECT_GE(l.pool - l.slots, 4 * l.tiles * l.slots_per_tile);
-      EXPECT_GE(l.end - l.pool, 16 * l.pool_units);
+      EXPECT_GE(l.staged - l.pool, 16 * l.pool_units);
+      // A staged window for each of the first plan tiles, the whole window capacity each.
+      EXPECT_EQ(l.staged_slots, std::min<uint64_t>(l.tiles, kStagedWindowSlots));
+      EXPECT_EQ(l.staged_bytes, 64u * 1024);
+      EXPECT_GE(l.end - l.staged, size_t{l.staged_slots} * l.staged_bytes);
       EXPECT_EQ(l.warps, 32u);
       EXPECT_EQ(l.slots_per_tile, 32u * ((1u << 17) / (8 * 1024) + 2));
     }
@@ -48,7 +54,7 @@ TEST(DeferredLayout, LaunchPoolCoversEverySplitOverItems) {
       c = rng() % 3 == 0 ? rng() % 5 : rng() % (uint64_t{1} << (10 + rng() % 12));
       total += c;
     }
-    const DeferredLayout l = DeferredLayout::For(0, total, items, kTile, 1024);
+    const DeferredLayout l = DeferredLayout::For(0, total, items, kTile, 1024, 64 * 1024);
     uint64_t needed = 0, tiles = 0;
     for (uint64_t c : counts) {
       const uint64_t t = (c + kTile - 1) / kTile;

@@ -16,7 +16,9 @@
 //      the workspace instead, and a second kernel folds the records on chip:
 //      deferred_misses.cuh);
 //   4. apply (or defer) what is left in the queues, then merge the window's non-zero words into the
-//      histogram (MergeWordsAt: saturating add);
+//      histogram (MergeWordsAt: saturating add), or, when the tile's misses are deferred and
+//      its window staged (StagesWindow), write the window's clamped counts to the workspace
+//      for the second kernel to merge under the range's lock (StageWindow);
 //   5. add the tile's binned/under/overflow counts to the item's outflow.
 // With a clustered config, the blocks of a cluster share one window and merge it once.
 // Tiles are dealt out round-robin to a persistent grid, so the blocks running at one time
@@ -221,6 +223,8 @@ __device__ void HotWindowBlock(const HotWindowParams& p, uint32_t* lanes, uint32
       if (defers) {
         defer.item = lo;
         defer.active = tw.defers != 0;
+        tile.staged = tw.staged != 0;
+        if (tw.staged) *p.defer.any_record = 1;  // the second kernel runs and merges the window
       }
     }
     if (tid < 5) tile.outflow[tid] = 0;
@@ -253,7 +257,9 @@ __device__ void HotWindowBlock(const HotWindowParams& p, uint32_t* lanes, uint32
     if (queue.count != 0) queue.Drain(v);
     SyncGroup<kCluster>();  // every lane of every block final (no pending adds)
     StampTimeline<kTimelineStamps>(p.bench_timeline, t, 4);
-    if (!(p.bench_probe & kProbeSkipMerge)) {
+    if (defers && tile.staged && !(p.bench_probe & kProbeSkipMerge)) {
+      StageWindow<kThreads>(v, lanes, p.defer.staged + uint64_t{t} * p.defer.staged_bytes);
+    } else if (!(p.bench_probe & kProbeSkipMerge)) {
       LaneSources<kCluster> sources;  // built here: kept across the fold loop it would spill
       if constexpr (kCluster == 1) {
         sources.rank[0] = lanes;

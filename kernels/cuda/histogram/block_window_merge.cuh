@@ -133,4 +133,22 @@ __device__ void MergeWindow(const TileView& v, const LaneSources<kCluster>& src,
   }
 }
 
+// Instead of a merge: the window's counts, each lane clamped to cap (lanes may pass it,
+// CountLanes16At), written as wh x ww bytes in row order to `out` (16-byte aligned; the
+// window's width a multiple of 16: StagesWindow), with L2-cached stores for the second
+// kernel, which adds them to the bins (deferred_misses.cuh, MergeStagedWindows).
+template <int kThreads>
+__device__ void StageWindow(const TileView& v, const uint32_t* lanes, uint8_t* out) {
+  const uint32_t chunks = v.wh * v.ww / 16, cap2 = v.cap * 0x00010001u;
+  const uint4* lane_vec = reinterpret_cast<const uint4*>(lanes);  // 16 lanes = two vectors
+  for (uint32_t q = threadIdx.x; q < chunks; q += kThreads) {
+    const uint4 a = lane_vec[2 * q], b = lane_vec[2 * q + 1];
+    const uint4 bytes = make_uint4(__byte_perm(__vminu2(a.x, cap2), __vminu2(a.y, cap2), 0x6420),
+                                   __byte_perm(__vminu2(a.z, cap2), __vminu2(a.w, cap2), 0x6420),
+                                   __byte_perm(__vminu2(b.x, cap2), __vminu2(b.y, cap2), 0x6420),
+                                   __byte_perm(__vminu2(b.z, cap2), __vminu2(b.w, cap2), 0x6420));
+    __stcg(reinterpret_cast<uint4*>(out) + q, bytes);
+  }
+}
+
 }  // namespace histd::cuda::histogram

@@ -37,11 +37,13 @@ __host__ __device__ inline Window FitWindow(uint32_t rows, uint32_t cols, uint32
   if (wh > region_h) wh = region_h;
   // Grow: widest possible for this height, then tallest possible for that width. When
   // rows start on word boundaries (cols % 4 == 0), keep the window's columns on whole
-  // words too, so that its merge takes the fast path (block_window_merge.cuh).
-  const bool word_cols = cols % 4 == 0;
+  // words too, so that its merge takes the fast path (block_window_merge.cuh); on whole
+  // 16-byte chunks when rows start on them (cols % 16 == 0) and the window is that wide,
+  // so that a deferring tile may stage it (StagesWindow, tile_windows.cuh).
   ww = capacity / wh;
   if (ww > cols) ww = cols;
-  if (word_cols && ww >= 4) ww &= ~3u;
+  const uint32_t align = cols % 16 == 0 && ww >= 16 ? 16u : cols % 4 == 0 && ww >= 4 ? 4u : 1u;
+  ww &= ~(align - 1);
   wh = capacity / ww;
   if (wh > rows) wh = rows;
   const uint32_t rc = region_r0 + region_h / 2, cc = region_c0 + region_w / 2;
@@ -49,7 +51,7 @@ __host__ __device__ inline Window FitWindow(uint32_t rows, uint32_t cols, uint32
   uint32_t c0 = cc > ww / 2 ? cc - ww / 2 : 0;
   if (r0 > rows - wh) r0 = rows - wh;
   if (c0 > cols - ww) c0 = cols - ww;
-  if (word_cols && ww % 4 == 0) c0 &= ~3u;
+  c0 &= ~(align - 1);  // ww % align == 0, so the window still ends within the row
   w.r0 = r0;
   w.c0 = c0;
   w.wh = wh;

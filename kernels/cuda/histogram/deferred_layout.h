@@ -68,7 +68,10 @@ struct DeferredArea {
   uint32_t* any_record;            // set by the launch's first record
   uint32_t* slots;                 // item i's record offsets from tile_start[i] * slots_per_tile
   uint8_t* pool;                   // the records, in 16-byte units
+  uint8_t* staged;                 // staged windows: plan tile t's at t * staged_bytes (t < staged_slots)
   uint32_t slots_per_tile;
+  uint32_t staged_slots;           // plan tiles that may stage their window (TileWindow::staged)
+  uint32_t staged_bytes;           // bytes per staged window: the config's window capacity
 };
 
 struct DeferredLayout {
@@ -76,6 +79,8 @@ struct DeferredLayout {
   uint32_t warps = 0;            // per block of the hot-window kernel
   uint32_t slots_per_tile = 0;   // record slots per plan tile
   uint64_t pool_units = 0;       // 16-byte units
+  uint32_t staged_slots = 0;     // staged windows (the first plan tiles), window_bins bytes each
+  uint32_t staged_bytes = 0;
   // Byte offsets from the workspace start.
   size_t unit_start = 0;         // work_count + 1 u32: exclusive prefix of ranges per item
   size_t item_pool = 0;          // work_count u64: first pool unit of each item (planner)
@@ -84,13 +89,15 @@ struct DeferredLayout {
   size_t any_record = 0;         // u32: set by the first record (zeroed by the planner)
   size_t slots = 0;              // tiles * slots_per_tile u32: record offsets
   size_t pool = 0;
+  size_t staged = 0;             // staged_slots * staged_bytes
   size_t end = 0;
 
   static constexpr size_t Align(size_t x) { return (x + 255) / 256 * 256; }
 
-  // base: where the deferral area starts (after the tile plan).
+  // base: where the deferral area starts (after the tile plan); window_bins: the config's
+  // window capacity (a staged window's bytes).
   static DeferredLayout For(size_t base, uint64_t total_samples, int work_count,
-                            uint32_t tile_samples, int threads) {
+                            uint32_t tile_samples, int threads, uint32_t window_bins) {
     DeferredLayout l;
     l.tiles = total_samples / tile_samples + static_cast<uint64_t>(work_count) + 1;
     l.warps = static_cast<uint32_t>(threads / 32);
@@ -103,7 +110,11 @@ struct DeferredLayout {
     l.any_record = Align(l.locks + 4 * size_t{kDeferLocks});
     l.slots = Align(l.any_record + 4);
     l.pool = Align(l.slots + 4 * l.tiles * l.slots_per_tile);
-    l.end = Align(l.pool + 16 * l.pool_units);
+    l.staged_bytes = (window_bins + 15) / 16 * 16;
+    l.staged_slots = static_cast<uint32_t>(l.tiles < kStagedWindowSlots ? l.tiles : kStagedWindowSlots);
+    if (l.staged_bytes == 0) l.staged_slots = 0;
+    l.staged = Align(l.pool + 16 * l.pool_units);
+    l.end = Align(l.staged + size_t{l.staged_slots} * l.staged_bytes);
     return l;
   }
 
@@ -118,7 +129,10 @@ struct DeferredLayout {
     a.any_record = reinterpret_cast<uint32_t*>(ws + any_record);
     a.slots = reinterpret_cast<uint32_t*>(ws + slots);
     a.pool = ws + pool;
+    a.staged = ws + staged;
     a.slots_per_tile = slots_per_tile;
+    a.staged_slots = staged_slots;
+    a.staged_bytes = staged_bytes;
     return a;
   }
 };

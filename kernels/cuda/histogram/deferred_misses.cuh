@@ -31,6 +31,7 @@
 #include "kernels/cuda/histogram/exact_bin_ops.cuh"
 #include "kernels/cuda/histogram/histogram_accumulate.h"
 #include "kernels/cuda/histogram/histogram_tuning.h"
+#include "kernels/cuda/histogram/tile_view.cuh"
 
 namespace histd::cuda::histogram {
 
@@ -163,6 +164,7 @@ struct DeferredFoldParams {
   const HistogramWork* work;
   int work_count;
   const uint32_t* tile_start;  // work_count + 1: the hot-window plan
+  const TileWindow* windows;   // the plan tiles' windows (which are staged: StagesWindow)
   DeferredArea area;           // what the hot-window kernel wrote
   unsigned long long* bench_timeline;  // benchmark only: kFoldTimelineStamps per unit, or null
 };
@@ -355,7 +357,9 @@ struct FoldUnit {
   const uint8_t* pool;    // the item's pool
   uint32_t records;       // records written (at most the slots' capacity)
   uint32_t r, hi;         // the range: bins [r << kDeferRangeShift, hi)
-  uint32_t cap;
+  uint32_t cap, cols;
+  uint32_t tile0;         // the item's first plan tile
+  uint32_t staged;        // bit j: plan tile tile0 + j staged a window that meets the range
 };
 
 // Unit u of item i (the item that owns it, FindUnitItem).
@@ -371,7 +375,81 @@ __device__ __forceinline__ FoldUnit ResolveFoldUnit(const DeferredFoldParams& p,
   f.r = u - p.area.unit_start[i];
   f.hi = RangeEnd(w, f.r);
   f.cap = w.cap;
+  f.cols = w.cols;
+  f.tile0 = t0;
+  f.staged = 0;  // StagedWindowsOfUnit
   return f;
+}
+
+// Warp-wide, for unit u of item i: bit j set when plan tile tile_start[i] + j staged its
+// window (TileWindow::staged) and the window's bins meet the unit's range.
+__device__ __forceinline__ uint32_t StagedWindowsOfUnit(const DeferredFoldParams& p, int i, uint32_t u, int lane) {
+  const uint32_t t0 = p.tile_start[i], tiles = p.tile_start[i + 1] - t0;
+  bool meets = false;
+  if (static_cast<uint32_t>(lane) < tiles && static_cast<uint32_t>(lane) < kMaxStagedTilesPerItem) {
+    const TileWindow& tw = p.windows[t0 + lane];
+    if (tw.staged != 0) {
+      const HistogramWork& w = p.work[i];
+      const uint32_t r = u - p.area.unit_start[i];
+      const uint64_t first = uint64_t{tw.window.r0} * w.cols + tw.window.c0;
+      const uint64_t end = uint64_t{tw.window.r0 + tw.window.wh - 1} * w.cols + tw.window.c0 + tw.window.ww;
+      meets = first < RangeEnd(w, r) && end > (uint64_t{r} << kDeferRangeShift);
+    }
+  }
+  return __ballot_sync(0xffffffffu, meets) & ((1u << kMaxStagedTilesPerItem) - 1);
+}
+
+// Whether a window holds the 16-byte chunk of bins at (row, col) (col a multiple of 16 and
+// the window's columns too: StagesWindow).
+__device__ __forceinline__ bool WindowHolds(const Window& w, uint32_t row, uint32_t col) {
+  return row - w.r0 < w.wh && col - w.c0 < w.ww;  // unsigned: before the window wraps
+}
+
+// Byte-wise sum of two chunks of counts, each byte saturating at 255 (>= any cap).
+__device__ __forceinline__ uint4 SaturatingSumChunk(uint4 a, uint4 b) {
+  return make_uint4(__vaddus4(a.x, b.x), __vaddus4(a.y, b.y), __vaddus4(a.z, b.z), __vaddus4(a.w, b.w));
+}
+
+// Adds the staged windows of unit f (f.staged) to its range's bins while the block holds the
+// range's lock: every 16-byte chunk of the range that some staged window holds is loaded,
+// saturated once with the sum of every staged window's counts for it and stored (the window
+// of the lowest bit that holds the chunk takes it; the others skip it). A staged window is
+// wh x ww bytes in row order at plan tile t's slot, each count clamped to cap (StageWindow);
+// saturating adds compose, so the order against the lanes' merge does not matter. Ends with
+// no barrier: the caller's release has one.
+template <int kThreads>
+__device__ void MergeStagedWindows(const FoldUnit& f, const DeferredFoldParams& p) {
+  const uint32_t lo = f.r << kDeferRangeShift, cap4 = Replicate4(f.cap);
+  uint4* bins = reinterpret_cast<uint4*>(const_cast<uint8_t*>(f.bins));  // 16-byte aligned (StagesWindow)
+  auto staged_chunk = [&](uint32_t j, const Window& w, uint32_t row, uint32_t col) {
+    const uint8_t* slot = p.area.staged + uint64_t{f.tile0 + j} * p.area.staged_bytes;
+    return __ldcg(reinterpret_cast<const uint4*>(slot + (row - w.r0) * w.ww + (col - w.c0)));
+  };
+  for (uint32_t todo = f.staged; todo != 0; todo &= todo - 1) {  // block-uniform
+    const uint32_t j = __ffs(todo) - 1;
+    const Window w = p.windows[f.tile0 + j].window;
+    const uint32_t row_lo = lo / f.cols > w.r0 ? lo / f.cols : w.r0;
+    const uint32_t row_end = (f.hi + f.cols - 1) / f.cols < w.r0 + w.wh ? (f.hi + f.cols - 1) / f.cols : w.r0 + w.wh;
+    const uint32_t per_row = w.ww / 16;
+    const uint32_t n = row_end > row_lo ? (row_end - row_lo) * per_row : 0u;
+    for (uint32_t k = threadIdx.x; k < n; k += kThreads) {
+      const uint32_t row = row_lo + k / per_row, col = w.c0 + 16 * (k % per_row);
+      const uint32_t flat = row * f.cols + col;
+      if (flat < lo || flat >= f.hi) continue;  // a row the range shares with its neighbour
+      bool taken = false;  // by a window of a lower bit
+      for (uint32_t m = f.staged & ((1u << j) - 1); m != 0; m &= m - 1)
+        taken |= WindowHolds(p.windows[f.tile0 + __ffs(m) - 1].window, row, col);
+      if (taken) continue;
+      uint4 inc = staged_chunk(j, w, row, col);
+      for (uint32_t m = todo & (todo - 1); m != 0; m &= m - 1) {
+        const uint32_t o = __ffs(m) - 1;
+        const Window other = p.windows[f.tile0 + o].window;
+        if (WindowHolds(other, row, col)) inc = SaturatingSumChunk(inc, staged_chunk(o, other, row, col));
+      }
+      const uint4 seen = __ldcg(bins + flat / 16);
+      StoreChunkIfChanged(bins, flat / 16, seen, SaturatingAddChunk(seen, inc, cap4));
+    }
+  }
 }
 
 // Chunk t of a range (RangeChunks) and its one-byte lanes: the lanes of its bytes that
@@ -572,20 +650,25 @@ __device__ void FoldDeferredBlock(const DeferredFoldParams& p, uint8_t* lanes) {
       const uint64_t mine = u + static_cast<uint64_t>(tid / 32) * gridDim.x;
       if (mine < units) {
         const int item = FindUnitItem(p.area.unit_start, p.work_count, 0, static_cast<uint32_t>(mine), tid & 31);
-        if ((tid & 31) == 0) ahead[tid / 32] = ResolveFoldUnit(p, item, static_cast<uint32_t>(mine));
+        const uint32_t staged = StagedWindowsOfUnit(p, item, static_cast<uint32_t>(mine), tid & 31);
+        if ((tid & 31) == 0) {
+          FoldUnit f = ResolveFoldUnit(p, item, static_cast<uint32_t>(mine));
+          f.staged = staged;
+          ahead[tid / 32] = f;
+        }
       }
       __syncthreads();
     }
     StampTimeline<kFoldTimelineStamps>(p.bench_timeline, u, 1);
     const FoldUnit& f = ahead[k % kWarps];
-    if (f.records == 0) continue;  // nothing deferred (uniform over the block)
+    if (f.records == 0 && f.staged == 0) continue;  // nothing deferred or staged (uniform over the block)
     // The lanes are clear (zeroed at the start, then by each merge as it reads them).
     uint32_t* lock = RangeLock(p.area.locks, f.bins, f.r);
-    UnitTally* t = &tally[folded & 1];
     // The range's lock is taken by one thread of the last warp before its share of the
     // records (the other warps count meanwhile); the barrier after the count orders it
-    // before the merge, which releases it.
+    // before the merges, the last of which releases it.
     if (tid == kThreads - 32) AcquireRangeLock(lock);
+    UnitTally* t = &tally[folded & 1];
     uint32_t added = ForEachUnitEntryChunk<kThreads>(f, [&](uint4 v, uint32_t chunk, uint32_t lo, uint32_t hi) {
       CountEntryChunk8(v, chunk, lo, hi, lanes_s);
     });
@@ -599,10 +682,16 @@ __device__ void FoldDeferredBlock(const DeferredFoldParams& p, uint8_t* lanes) {
     if (tid == 0) tally[(folded + 1) & 1] = UnitTally{0, 0};
     ++folded;
     // Either ends with a barrier after its last read of the lanes, so the next unit may
-    // write them, and releases the lock.
+    // write them, and releases the lock unless staged windows follow. (A unit with staged
+    // windows and no record reads zero lanes: rare, as a window sits where the samples are.)
+    uint32_t* const lanes_release = f.staged == 0 ? lock : nullptr;
     if (!MergeByteLanesUnlessCarried<kThreads>(RangeChunks(f.bins, f.r << kDeferRangeShift, f.hi), f.cap, lanes,
-                                               lock, t))
-      FoldUnitInHalves<kThreads>(f, lanes, lock);
+                                               lanes_release, t))
+      FoldUnitInHalves<kThreads>(f, lanes, lanes_release);
+    if (f.staged != 0) {
+      MergeStagedWindows<kThreads>(f, p);
+      ReleaseAfterBarrier<kThreads>(lock);
+    }
     StampTimeline<kFoldTimelineStamps>(p.bench_timeline, u, 3);
   }
 }

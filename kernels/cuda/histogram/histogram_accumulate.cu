@@ -376,7 +376,8 @@ struct HotWindowPlan {
     const size_t tile_plan = DeferredLayout::Align(plan.windows + sizeof(TileWindow) * plan.window_tiles);
     plan.bytes = tile_plan;
     if (plan.defers) {
-      plan.defer = DeferredLayout::For(tile_plan, args.total_samples, args.work_count, plan.tile_samples, c.threads);
+      plan.defer = DeferredLayout::For(tile_plan, args.total_samples, args.work_count, plan.tile_samples, c.threads,
+                                       c.window_bins);
       plan.bytes = plan.defer.end;
     }
     return plan;
@@ -537,13 +538,13 @@ absl::Status HistogramAccumulate::run(const HistogramAccumulateArgs& args, void*
   // A tile of the plan is what one block (or one cluster) takes at a time.
   const histogram::TileWindowParams wp{args.work,   args.work_count, args.samples,        p.tile_start,
                                        plan.plan_tile, window_bins,  plan.defers,         defer_bins_per_miss,
-                                       windows};
+                                       windows,        p.defer.staged_slots};
   const histogram::InlinePlan ip{static_cast<uint32_t*>(workspace), p.defer.unit_start, p.defer.item_pool,
                                  p.defer.item_alloc, p.defer.any_record, plan.defer.warps};
   HISTD_RETURN_IF_ERROR(histogram::LaunchPlanAndWindows(wp, ip, plan.window_tiles, *sm_count, stream));
   HISTD_RETURN_IF_ERROR(histogram::LaunchConfig(config, p, plan.window_tiles, *sm_count, stream));
   if (!plan.defers || (o.bench_probe & histogram::kProbeSkipDeferredFold)) return absl::OkStatus();
-  const histogram::DeferredFoldParams f{args.work, args.work_count, p.tile_start, p.defer,
+  const histogram::DeferredFoldParams f{args.work, args.work_count, p.tile_start, windows, p.defer,
                                          o.bench_fold_timeline};
   return histogram::LaunchFoldDeferred(f, *sm_count, stream);
 }

@@ -126,6 +126,17 @@ inline constexpr uint32_t kDeferRecordHeaderBytes = kDeferMaxRanges * 2;  // u16
 inline constexpr int kDeferFoldThreads = 512;
 inline constexpr int kDeferFoldBlocksPerSm = 2;
 inline constexpr uint32_t kDeferLocks = 4096;     // (histogram, range) locks, hashed
+// Staged windows: a deferring tile writes its window's clamped counts to the workspace (one
+// slot of window_bins bytes per plan tile, for the first kStagedWindowSlots tiles of a
+// launch) instead of merging them with word CAS at its end, and the second kernel adds them
+// to the range under the range's lock with plain loads and stores (deferred_misses.cuh,
+// MergeStagedWindows). At the hot-window kernel's end every tile merged its window at once:
+// H100, Roulo, that merge (12 us a tile) and the drain of its CAS traffic before the second
+// kernel could start cost 27 us of a 292 us launch (bench probe "without window merge").
+// A work item of more than kMaxStagedTilesPerItem tiles merges its windows itself: every
+// unit of it would look at each of its tiles' windows.
+inline constexpr uint32_t kStagedWindowSlots = 256;
+inline constexpr uint32_t kMaxStagedTilesPerItem = 4;
 
 // Misses: CAS guessing the word is 0 first (one atomic when right) instead of load + CAS.
 // H100: within +-3% either way (uniform/service slightly faster, Roulo slower): off.

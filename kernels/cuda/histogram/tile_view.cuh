@@ -34,7 +34,8 @@ struct alignas(16) TileWindow {
   Window window;    // wh == 0: no window (every sample misses)
   uint32_t item;    // the work item that owns the tile
   uint32_t defers;  // 1: the tile's misses are sorted into records (deferred_misses.cuh)
-  uint32_t pad[2];
+  uint32_t staged;  // 1: the window's counts are staged for the second kernel (StagesWindow)
+  uint32_t pad;
 };
 static_assert(sizeof(TileWindow) == 32, "two 16-byte loads per tile");
 
@@ -58,6 +59,7 @@ struct TileState {
   uint64_t begin, end;          // this block's samples of the item
   int item_index;
   Window window;
+  bool staged;                  // TileWindow::staged
   unsigned int outflow[5];  // binned, x_under, x_over, y_under, y_over of this tile
 };
 

@@ -33,7 +33,23 @@ struct TileWindowParams {
   bool defers;                  // the config defers misses
   uint32_t defer_bins_per_miss; // DefersMisses' threshold
   TileWindow* windows;          // tile_start[work_count] entries, written here
+  uint32_t staged_slots;        // plan tiles below this may stage their windows (DeferredArea)
 };
+
+// Whether plan tile t (of an item of item_tiles tiles) stages its window's counts for the
+// second kernel instead of merging them (kStagedWindowSlots, histogram_tuning.h): its misses
+// are deferred, so that its item has a second-kernel unit for every range (the planner
+// reserves them wherever DefersMisses can hold); it has a slot; its item has at most
+// kMaxStagedTilesPerItem tiles; and every 16-byte chunk of the histogram lies wholly inside
+// or outside the window (bins 16-byte aligned, cols, the window's first column and its
+// width multiples of 16), so that the second kernel adds whole chunks.
+__device__ __forceinline__ bool StagesWindow(const HistogramWork& item, const TileWindow& tw, uint32_t t,
+                                             uint32_t item_tiles, uint32_t staged_slots) {
+  const Window& w = tw.window;
+  return tw.defers != 0 && t < staged_slots && item_tiles <= kMaxStagedTilesPerItem && w.wh != 0 &&
+         (reinterpret_cast<uintptr_t>(item.bins) & 15) == 0 && item.cols % 16 == 0 && w.c0 % 16 == 0 &&
+         w.ww % 16 == 0;
+}
 
 // Chooses the window of plan tile t (every thread of the block calls it; it ends with a
 // barrier and every thread returns the same TileWindow). The samples probed are those of
@@ -90,6 +106,7 @@ __device__ TileWindow ChooseTileWindow(const TileWindowParams& p, uint32_t t, ui
     all_probes = probes == 0 ? 1 : probes;
   }
   tw.defers = p.defers && DefersMisses(bins, count * miss_probes / all_probes, p.defer_bins_per_miss) ? 1u : 0u;
+  tw.staged = StagesWindow(item, tw, t, p.tile_start[i + 1] - p.tile_start[i], p.staged_slots) ? 1u : 0u;
   return tw;
 }
 

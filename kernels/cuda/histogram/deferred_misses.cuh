@@ -413,40 +413,49 @@ __device__ __forceinline__ uint4 SaturatingSumChunk(uint4 a, uint4 b) {
 // Adds the staged windows of unit f (f.staged) to its range's bins while the block holds the
 // range's lock: every 16-byte chunk of the range that some staged window holds is loaded,
 // saturated once with the sum of every staged window's counts for it and stored (the window
-// of the lowest bit that holds the chunk takes it; the others skip it). A staged window is
+// of the lowest bit that holds the chunk visits it; the others skip it). A staged window is
 // wh x ww bytes in row order at plan tile t's slot, each count clamped to cap (StageWindow);
-// saturating adds compose, so the order against the lanes' merge does not matter. Ends with
-// no barrier: the caller's release has one.
+// saturating adds compose, so the order against the lanes' merge does not matter. The
+// windows are held in registers and a chunk's loads (bins and every window's bytes) are
+// issued together. Ends with no barrier: the caller's release has one.
 template <int kThreads>
 __device__ void MergeStagedWindows(const FoldUnit& f, const DeferredFoldParams& p) {
-  const uint32_t lo = f.r << kDeferRangeShift, cap4 = Replicate4(f.cap);
+  constexpr uint32_t kMax = kMaxStagedTilesPerItem;
+  const uint32_t lo = f.r << kDeferRangeShift, hi = f.hi, cols = f.cols, staged = f.staged;
+  const uint32_t cap4 = Replicate4(f.cap);
   uint4* bins = reinterpret_cast<uint4*>(const_cast<uint8_t*>(f.bins));  // 16-byte aligned (StagesWindow)
-  auto staged_chunk = [&](uint32_t j, const Window& w, uint32_t row, uint32_t col) {
-    const uint8_t* slot = p.area.staged + uint64_t{f.tile0 + j} * p.area.staged_bytes;
-    return __ldcg(reinterpret_cast<const uint4*>(slot + (row - w.r0) * w.ww + (col - w.c0)));
-  };
-  for (uint32_t todo = f.staged; todo != 0; todo &= todo - 1) {  // block-uniform
-    const uint32_t j = __ffs(todo) - 1;
-    const Window w = p.windows[f.tile0 + j].window;
-    const uint32_t row_lo = lo / f.cols > w.r0 ? lo / f.cols : w.r0;
-    const uint32_t row_end = (f.hi + f.cols - 1) / f.cols < w.r0 + w.wh ? (f.hi + f.cols - 1) / f.cols : w.r0 + w.wh;
+  const uint8_t* slots = p.area.staged + uint64_t{f.tile0} * p.area.staged_bytes;
+  Window win[kMax];
+#pragma unroll
+  for (uint32_t o = 0; o < kMax; ++o) win[o] = (staged >> o) & 1 ? p.windows[f.tile0 + o].window : Window{0, 0, 0, 0};
+#pragma unroll
+  for (uint32_t j = 0; j < kMax; ++j) {  // block-uniform; unrolled, so that win[] stays in registers
+    if (((staged >> j) & 1) == 0) continue;
+    const Window w = win[j];
+    const uint32_t row_lo = lo / cols > w.r0 ? lo / cols : w.r0;
+    const uint32_t row_end = (hi + cols - 1) / cols < w.r0 + w.wh ? (hi + cols - 1) / cols : w.r0 + w.wh;
     const uint32_t per_row = w.ww / 16;
     const uint32_t n = row_end > row_lo ? (row_end - row_lo) * per_row : 0u;
     for (uint32_t k = threadIdx.x; k < n; k += kThreads) {
       const uint32_t row = row_lo + k / per_row, col = w.c0 + 16 * (k % per_row);
-      const uint32_t flat = row * f.cols + col;
-      if (flat < lo || flat >= f.hi) continue;  // a row the range shares with its neighbour
-      bool taken = false;  // by a window of a lower bit
-      for (uint32_t m = f.staged & ((1u << j) - 1); m != 0; m &= m - 1)
-        taken |= WindowHolds(p.windows[f.tile0 + __ffs(m) - 1].window, row, col);
-      if (taken) continue;
-      uint4 inc = staged_chunk(j, w, row, col);
-      for (uint32_t m = todo & (todo - 1); m != 0; m &= m - 1) {
-        const uint32_t o = __ffs(m) - 1;
-        const Window other = p.windows[f.tile0 + o].window;
-        if (WindowHolds(other, row, col)) inc = SaturatingSumChunk(inc, staged_chunk(o, other, row, col));
+      const uint32_t flat = row * cols + col;
+      bool visit = flat >= lo && flat < hi;  // not a row part of the neighbouring range
+#pragma unroll
+      for (uint32_t o = 0; o < kMax; ++o)
+        if (o < j && ((staged >> o) & 1) && WindowHolds(win[o], row, col)) visit = false;  // visited there
+      if (!visit) continue;
+      uint4 part[kMax];
+#pragma unroll
+      for (uint32_t o = 0; o < kMax; ++o) {
+        part[o] = make_uint4(0, 0, 0, 0);
+        if (o >= j && ((staged >> o) & 1) && WindowHolds(win[o], row, col))
+          part[o] = __ldcg(reinterpret_cast<const uint4*>(slots + uint64_t{o} * p.area.staged_bytes +
+                                                          (row - win[o].r0) * win[o].ww + (col - win[o].c0)));
       }
       const uint4 seen = __ldcg(bins + flat / 16);
+      uint4 inc = part[0];
+#pragma unroll
+      for (uint32_t o = 1; o < kMax; ++o) inc = SaturatingSumChunk(inc, part[o]);
       StoreChunkIfChanged(bins, flat / 16, seen, SaturatingAddChunk(seen, inc, cap4));
     }
   }

@@ -128,6 +128,41 @@ TEST(CudaHistogramAccumulate, DeferredHotBinsOutsideTheWindow) {
   SweepAndCompare(hists, items, "deferred hot bins outside the window");
 }
 
+// Staged windows (StagesWindow: a deferring tile writes its window's counts for the second
+// kernel, which adds them under the range's lock): two items on one histogram with
+// overlapping clusters (their units take the same ranges' locks in turn), an item of four
+// tiles at the default tile (four staged windows meeting the same ranges), caps 255, 7 and
+// 254 over random and at-cap starts; an item too long to stage (more tiles than
+// kMaxStagedTilesPerItem at small tiles), a histogram whose rows do not start on 16-byte
+// chunks (cols % 16 == 8: windows merged at once), and the whole list again with misaligned
+// bins (nothing staged).
+TEST(CudaHistogramAccumulate, StagedWindowsOverlapAndShareHistograms) {
+  HISTD_REQUIRE_GPU();
+  std::mt19937_64 rng(TestSeed() ^ 6);
+  constexpr uint32_t kRows = 256, kCols = 8192;
+  std::vector<HostHistogram> hists = {MakeHist(kRows, kCols, 255), MakeHist(kRows, kCols, 7),
+                                      MakeHist(kRows, kCols, 254), MakeHist(kRows, 8200, 255)};
+  FillStart(&hists[0], 1, rng);
+  FillStart(&hists[1], 3, rng);
+  FillStart(&hists[2], 1, rng);
+  std::vector<HostItem> items;
+  auto clustered_with_speckle = [&](int h, uint64_t seed, size_t n, const workload::ClusterSpec& c) {
+    const HostHistogram& hh = hists[h];
+    std::vector<uint32_t> v = Clustered(seed, n, hh.rows, hh.cols, c);
+    const std::vector<uint32_t> speckle = Uniform(seed + 1, n / 4, hh.rows * hh.cols);  // the items defer
+    v.insert(v.end(), speckle.begin(), speckle.end());
+    std::shuffle(v.begin(), v.end(), rng);
+    items.push_back(IndexItem(h, std::move(v)));
+  };
+  clustered_with_speckle(0, TestSeed() + 40, 600000, workload::ClusterSpec{120.f, 4000.f, 8.f, 64.f, 0.f});
+  clustered_with_speckle(0, TestSeed() + 41, 600000, workload::ClusterSpec{130.f, 4300.f, 8.f, 64.f, 0.f});
+  clustered_with_speckle(1, TestSeed() + 42, 800000, workload::RouloCluster(kRows, kCols));
+  clustered_with_speckle(2, TestSeed() + 43, 2400000, workload::ClusterSpec{60.f, 1000.f, 6.f, 100.f, 0.f});
+  clustered_with_speckle(3, TestSeed() + 44, 500000, workload::ClusterSpec{128.f, 4100.f, 8.f, 64.f, 0.f});
+  SweepAndCompare(hists, items, "staged windows");
+  SweepAndCompare(hists, items, "staged windows, misaligned bins", /*misalign=*/3, /*gap=*/5);
+}
+
 TEST(CudaHistogramAccumulate, SingleBinEveryCap) {
   HISTD_REQUIRE_GPU();
   std::vector<HostHistogram> hists;

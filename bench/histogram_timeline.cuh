@@ -105,7 +105,7 @@ inline void PrintTileTimeline(const std::string& workload, histd::cuda::Histogra
   const PhaseSums tiles(tile_stamps.Read(), kStamps, [&](size_t t) { return t < blocks ? 0 : 1; });
   const char* names[kStamps - 1] = {"read the tile's item and window (chosen before this kernel)", "clear the window's lanes",
                                     "stream and fold (block thread 0's loop)", "wait for the block, drain queues",
-                                    "merge the window into the bins", "outflow, barrier"};
+                                    "merge the window into the bins (or stage it for the second kernel)", "outflow, barrier"};
   auto mean = [&](int g, int k) {
     return tiles.units[g] == 0 ? std::string("-") : Fmt("%.2f", tiles.us[g][k] / tiles.units[g]);
   };
@@ -122,7 +122,7 @@ inline void PrintTileTimeline(const std::string& workload, histd::cuda::Histogra
   const PhaseSums fold(fold_stamps.Read(), kFold, [](size_t) { return 0; });
   const char* fold_names[kFold - 1] = {"find the unit's item",
                                        "read the records, count the entries, take the range's lock",
-                                       "merge the range into the bins (zeroing the lanes read), release the lock"};
+                                       "merge the range and its staged windows into the bins, release the lock"};
   if (const size_t units = fold.Units(); units != 0) {
     t.Add({Fmt("second kernel: %zu (item, range) units", units), "us per unit", "", "", "share"});
     for (int k = 0; k + 1 < kFold; ++k)

@@ -13,12 +13,14 @@
 //    the item's records into kDeferRangeBins one-byte lanes with plain shared adds, checks
 //    that no lane carried (else counts the range again in 16-bit lanes, half at a time),
 //    and merges the range into the global bytes under the range's lock: coalesced 16-byte
-//    load, saturating add, store; word CAS only for chunks shared with a neighbour. The
-//    launch's 32-bit updates (window merges, immediate misses) are all complete before this
+//    load, saturating add, store; word CAS only for chunks shared with a neighbour. Under
+//    the same lock it then adds the windows that the item's deferring tiles staged instead
+//    of merging them (StageWindow, MergeStagedWindows). The launch's 32-bit updates (window
+//    merges of the tiles that did not stage, immediate misses) are all complete before this
 //    kernel starts; a launch must not overlap another launch on the same histograms
 //    (histogram_accumulate.h).
-// The result is min(cap, start + hits) for every bin: window hits, immediate misses and
-// deferred misses are all saturating adds, which compose (exact_bin_ops.cuh).
+// The result is min(cap, start + hits) for every bin: window hits, staged windows, immediate
+// misses and deferred misses are all saturating adds, which compose (exact_bin_ops.cuh).
 #pragma once
 
 #include <cstdint>

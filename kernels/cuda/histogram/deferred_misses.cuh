@@ -534,7 +534,8 @@ struct UnitTally {
 // update every other writer of those bytes uses; chunks whose lanes are all zero are
 // skipped; every lane is zeroed by the thread that merged it, and the lock is released
 // after a final barrier, after which the lanes are clear for the block's next unit.
-// kInFlight: chunks per thread whose loads are in flight together (H100, Roulo: 2 beat 4).
+// kInFlight: chunks per thread whose loads are in flight together (H100, Roulo: 2 beat 4 on
+// the general path, session 19; on the whole-chunk path 4 beat 2 and 3, 6 spills, session 20).
 // kWhole: the range starts and ends on 16-byte boundaries (RangeChunks::WholeChunks).
 template <int kThreads, bool kWhole, int kInFlight = 2>
 __device__ bool MergeByteLanesUnlessCarried(const RangeChunks& range, uint32_t cap, uint8_t* lanes, uint32_t* lock,
@@ -720,7 +721,7 @@ __device__ void FoldDeferredBlock(const DeferredFoldParams& p, uint8_t* lanes) {
     const RangeChunks range(f.bins, f.r << kDeferRangeShift, f.hi);
     const bool merged =
         range.WholeChunks()
-            ? MergeByteLanesUnlessCarried<kThreads, true>(range, f.cap, lanes, lanes_release, t)
+            ? MergeByteLanesUnlessCarried<kThreads, true, 4>(range, f.cap, lanes, lanes_release, t)
             : MergeByteLanesUnlessCarried<kThreads, false>(range, f.cap, lanes, lanes_release, t);
     if (!merged) FoldUnitInHalves<kThreads>(f, lanes, lanes_release);
     if (f.staged != 0) {

@@ -469,7 +469,7 @@ __device__ void MergeStagedWindows(const FoldUnit& f, const DeferredFoldParams& 
 // belong to the range (the others read as zero); none when t is past the range's end.
 // kWhole: the range starts and ends on 16-byte boundaries (WholeChunks), so that chunk t is
 // the range's own and its lanes are the vector at 16 t (no placement arithmetic, no per-byte
-// path: the common case, ~a third of the second kernel's instructions on Roulo).
+// path; every range of an aligned histogram: H100, Roulo 4.35 -> 4.26-4.29 us, session 20).
 template <bool kWhole>
 struct ByteLaneChunk {
   uint8_t* lanes;

@@ -366,8 +366,9 @@ struct FoldUnit {
   uint32_t staged;        // bit j: plan tile tile0 + j staged a window that meets the range
 };
 
-// Unit u of item i (the item that owns it, FindUnitItem).
-__device__ __forceinline__ FoldUnit ResolveFoldUnit(const DeferredFoldParams& p, int i, uint32_t u) {
+// Range r of item i (the item that owns the unit, FindUnitItem), with the staged windows
+// that meet it (StagedWindowsOfUnit).
+__device__ __forceinline__ FoldUnit ResolveFoldUnit(const DeferredFoldParams& p, int i, uint32_t r, uint32_t staged) {
   const HistogramWork& w = p.work[i];
   const uint32_t t0 = p.tile_start[i], capacity = (p.tile_start[i + 1] - t0) * p.area.slots_per_tile;
   const uint32_t written = static_cast<uint32_t>(p.area.item_alloc[i] >> 32);
@@ -376,25 +377,24 @@ __device__ __forceinline__ FoldUnit ResolveFoldUnit(const DeferredFoldParams& p,
   f.slots = p.area.slots + uint64_t{t0} * p.area.slots_per_tile;
   f.pool = p.area.pool + p.area.item_pool[i] * 16;
   f.records = written < capacity ? written : capacity;
-  f.r = u - p.area.unit_start[i];
-  f.hi = RangeEnd(w, f.r);
+  f.r = r;
+  f.hi = RangeEnd(w, r);
   f.cap = w.cap;
   f.cols = w.cols;
   f.tile0 = t0;
-  f.staged = 0;  // StagedWindowsOfUnit
+  f.staged = staged;
   return f;
 }
 
-// Warp-wide, for unit u of item i: bit j set when plan tile tile_start[i] + j staged its
-// window (TileWindow::staged) and the window's bins meet the unit's range.
-__device__ __forceinline__ uint32_t StagedWindowsOfUnit(const DeferredFoldParams& p, int i, uint32_t u, int lane) {
+// Warp-wide, for range r of item i: bit j set when plan tile tile_start[i] + j staged its
+// window (TileWindow::staged) and the window's bins meet the range.
+__device__ __forceinline__ uint32_t StagedWindowsOfUnit(const DeferredFoldParams& p, int i, uint32_t r, int lane) {
   const uint32_t t0 = p.tile_start[i], tiles = p.tile_start[i + 1] - t0;
   bool meets = false;
   if (static_cast<uint32_t>(lane) < tiles && static_cast<uint32_t>(lane) < kMaxStagedTilesPerItem) {
     const TileWindow& tw = p.windows[t0 + lane];
     if (tw.staged != 0) {
       const HistogramWork& w = p.work[i];
-      const uint32_t r = u - p.area.unit_start[i];
       const uint64_t first = uint64_t{tw.window.r0} * w.cols + tw.window.c0;
       const uint64_t end = uint64_t{tw.window.r0 + tw.window.wh - 1} * w.cols + tw.window.c0 + tw.window.ww;
       meets = first < RangeEnd(w, r) && end > (uint64_t{r} << kDeferRangeShift);
@@ -683,12 +683,9 @@ __device__ void FoldDeferredBlock(const DeferredFoldParams& p, uint8_t* lanes) {
       const uint64_t mine = u + static_cast<uint64_t>(tid / 32) * gridDim.x;
       if (mine < units) {
         const int item = FindUnitItem(p.area.unit_start, p.work_count, 0, static_cast<uint32_t>(mine), tid & 31);
-        const uint32_t staged = StagedWindowsOfUnit(p, item, static_cast<uint32_t>(mine), tid & 31);
-        if ((tid & 31) == 0) {
-          FoldUnit f = ResolveFoldUnit(p, item, static_cast<uint32_t>(mine));
-          f.staged = staged;
-          ahead[tid / 32] = f;
-        }
+        const uint32_t r = static_cast<uint32_t>(mine) - p.area.unit_start[item];
+        const uint32_t staged = StagedWindowsOfUnit(p, item, r, tid & 31);
+        if ((tid & 31) == 0) ahead[tid / 32] = ResolveFoldUnit(p, item, r, staged);
       }
       __syncthreads();
     }

@@ -4,6 +4,8 @@
 //
 //   roulo     256 x 8192 bins, 2^20 samples per histogram, gaussian eye (8 x 64 bins) at the
 //             centre + 10% uniform speckle, cap 255, 64 histograms per measurement
+//   oddwidth  Roulo's cluster on 256 x 8000 bins: the fold loop's build for a column count
+//             that is no power of two (naive, CUB and the production kernel only)
 //   offcentre the same cluster with its eye at row 40, col 1500 (what a centred window misses)
 //   uniform   every bin equally likely
 //   single    every sample on bin (37, 5001)
@@ -12,10 +14,11 @@
 //   message   one launch of 1, 8 or 16 ingest messages of 1 MiB (2^18 samples, one histogram
 //             each; and 8 all for one histogram), clustered and uniform: the daemon's batches (a staging buffer holds
 //             8 MiB by default, so its launches are always this small)
-// Arguments name the workloads to run (ceilings streaming roulo offcentre uniform single service message);
+// Arguments name the workloads to run (ceilings streaming roulo oddwidth offcentre uniform single service
+// message);
 // none runs them all.
-// Floor: the device copy bandwidth measured here (read + write), over 4 MiB read + 2 MiB
-// written per histogram (service: 4 bytes read per sample). Bins are reset (untimed)
+// Floor: the device copy bandwidth measured here (read + write), over 4 MiB read + the bins
+// written per histogram (2 MiB; service: 4 bytes read per sample). Bins are reset (untimed)
 // before every repetition; the median of the repetitions is reported.
 // Rows "cluster-resident N" are HistogramStrategy::kClusterResident with config N of
 // kClusterResidentConfigs: the whole histogram (or 1/passes of it) in the shared memory of
@@ -51,7 +54,7 @@ namespace wl = histd::workload;
 
 namespace {
 
-constexpr uint32_t kRows = 256, kCols = 8192, kBins = kRows * kCols;
+constexpr uint32_t kRows = 256, kCols = 8192;
 constexpr uint32_t kPerHist = 1u << 20;
 constexpr int kHists = 64;
 constexpr int kServiceHists = 1000, kServiceBatches = 1024;
@@ -63,14 +66,15 @@ struct Item {  // host copy of one batch: histogram, offset, count
   wl::ClusterSpec spec;
   uint64_t seed;
   int kind;  // 0 cluster, 1 uniform, 2 single bin
+  uint32_t rows = 0, cols = 0;  // the histogram's shape (Setup's, set by Generate)
 };
 
 __global__ void GenerateKernel(uint32_t* samples, const Item* items, int n_items) {
   const Item& it = items[blockIdx.y];
   for (uint64_t i = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x; i < it.count; i += uint64_t(gridDim.x) * blockDim.x) {
-    uint32_t v = it.kind == 0 ? wl::ClusterSample(it.seed, i, kRows, kCols, it.spec)
-               : it.kind == 1 ? wl::UniformSample(it.seed, i, kBins)
-                              : 37u * kCols + 5001u;
+    uint32_t v = it.kind == 0 ? wl::ClusterSample(it.seed, i, it.rows, it.cols, it.spec)
+               : it.kind == 1 ? wl::UniformSample(it.seed, i, it.rows * it.cols)
+                              : 37u * it.cols + 5001u;
     samples[it.offset + i] = v;
   }
 }
@@ -78,7 +82,7 @@ __global__ void GenerateKernel(uint32_t* samples, const Item* items, int n_items
 // Naive: one global 32-bit atomicAdd per sample, uncapped, into 32-bit bins.
 __global__ void NaiveAtomicsKernel(const uint32_t* samples, const Item* items, uint32_t* bins32) {
   const Item& it = items[blockIdx.y];
-  uint32_t* h = bins32 + uint64_t(it.hist) * kBins;
+  uint32_t* h = bins32 + uint64_t(it.hist) * it.rows * it.cols;
   const uint32_t* s = samples + it.offset;
   for (uint64_t i = blockIdx.x * uint64_t(blockDim.x) + threadIdx.x; i < it.count; i += uint64_t(gridDim.x) * blockDim.x)
     atomicAdd(&h[s[i]], 1u);
@@ -113,6 +117,8 @@ struct Setup {
   std::string name;
   std::vector<Item> items;
   int hists;                 // histograms the bins buffer holds
+  uint32_t rows = kRows, cols = kCols;  // every histogram's shape
+  uint64_t Bins() const { return uint64_t{rows} * cols; }
   uint64_t total = 0;
   uint32_t* d_samples = nullptr;
   Item* d_items = nullptr;
@@ -124,6 +130,8 @@ void Generate(Setup& s) {
   s.total = 0;
   uint64_t max_count = 0;
   for (auto& it : s.items) {
+    it.rows = s.rows;
+    it.cols = s.cols;
     it.offset = s.total;
     s.total += it.count;
     max_count = std::max(max_count, it.count);
@@ -131,7 +139,7 @@ void Generate(Setup& s) {
   BENCH_CUDA(cudaMalloc(&s.d_samples, s.total * 4));
   BENCH_CUDA(cudaMalloc(&s.d_items, s.items.size() * sizeof(Item)));
   BENCH_CUDA(cudaMemcpy(s.d_items, s.items.data(), s.items.size() * sizeof(Item), cudaMemcpyHostToDevice));
-  BENCH_CUDA(cudaMalloc(&s.d_bins, uint64_t(s.hists) * kBins));
+  BENCH_CUDA(cudaMalloc(&s.d_bins, s.hists * s.Bins()));
   GenerateKernel<<<dim3(unsigned((max_count + 255) / 256 < 4096 ? (max_count + 255) / 256 : 4096), unsigned(s.items.size())), 256>>>(
       s.d_samples, s.d_items, int(s.items.size()));
   BENCH_CUDA(cudaDeviceSynchronize());
@@ -145,14 +153,14 @@ void Release(Setup& s) {
 
 // CPU reference on the histograms < check_hists; compares with the device bins.
 bool MatchesReference(const Setup& s, int check_hists) {
-  std::vector<uint8_t> want(uint64_t(check_hists) * kBins, 0), got(want.size());
+  std::vector<uint8_t> want(check_hists * s.Bins(), 0), got(want.size());
   BENCH_CUDA(cudaMemcpy(got.data(), s.d_bins, got.size(), cudaMemcpyDeviceToHost));
   std::vector<uint32_t> buf;
   for (const Item& it : s.items) {
     if (int(it.hist) >= check_hists) continue;
     buf.resize(it.count);
     BENCH_CUDA(cudaMemcpy(buf.data(), s.d_samples + it.offset, it.count * 4, cudaMemcpyDeviceToHost));
-    uint8_t* h = want.data() + uint64_t(it.hist) * kBins;
+    uint8_t* h = want.data() + it.hist * s.Bins();
     for (uint32_t v : buf)
       if (h[v] < 255) ++h[v];
   }
@@ -170,7 +178,7 @@ void PrintTable(const Setup& s, const std::vector<Row>& rows, double naive_ms, d
                 double copy_gbs) {
   const bool svc = s.service;
   const double units = svc ? 1.0 : s.hists;  // per histogram, or per launch
-  const double floor_us = svc ? s.total * 4.0 / (copy_gbs * 1e3) : (6.0 * 1024 * 1024) / (copy_gbs * 1e3);
+  const double floor_us = svc ? s.total * 4.0 / (copy_gbs * 1e3) : (4.0 * kPerHist + s.Bins()) / (copy_gbs * 1e3);
   hb::Table t({"variant", svc ? "us per launch" : "us per histogram", svc ? "G samples/s" : "samples/s",
                "input GB/s", "ratio to floor", "speed-up vs naive atomics", "speed-up vs CUB HistogramEven",
                "exact (design)", "matches CPU ref here"});
@@ -191,7 +199,8 @@ void PrintTable(const Setup& s, const std::vector<Row>& rows, double naive_ms, d
 
 void RunWorkload(Setup& s, double copy_gbs) {
   Generate(s);
-  const uint64_t bins_bytes = uint64_t(s.hists) * kBins;
+  const uint64_t bins_bytes = s.hists * s.Bins();
+  const int cub_bins = int(s.Bins());
   auto reset = [&] { BENCH_CUDA(cudaMemsetAsync(s.d_bins, 0, bins_bytes)); };
   const int check = s.service ? 8 : 2;
   const int reps = 9;
@@ -210,17 +219,17 @@ void RunWorkload(Setup& s, double copy_gbs) {
 
   // CUB HistogramEven, one call per batch, on the first 2 batches (it is ~1000x slower).
   int* counters = nullptr;
-  BENCH_CUDA(cudaMalloc(&counters, uint64_t(kBins) * 4));
+  BENCH_CUDA(cudaMalloc(&counters, s.Bins() * 4));
   size_t temp_bytes = 0;
   BENCH_CUDA(cub::DeviceHistogram::HistogramEven(nullptr, temp_bytes, (const int*)s.d_samples, counters,
-                                                 int(kBins) + 1, 0, int(kBins), int(s.items[0].count)));
+                                                 cub_bins + 1, 0, cub_bins, int(s.items[0].count)));
   void* temp = nullptr;
   BENCH_CUDA(cudaMalloc(&temp, temp_bytes));
   const int cub_items = std::min<int>(2, int(s.items.size()));
   const double cub_ms = TimeWithReset([] {}, [&] {
     for (int i = 0; i < cub_items; ++i)
       BENCH_CUDA(cub::DeviceHistogram::HistogramEven(temp, temp_bytes, (const int*)(s.d_samples + s.items[i].offset),
-                                                     counters, int(kBins) + 1, 0, int(kBins), int(s.items[i].count)));
+                                                     counters, cub_bins + 1, 0, cub_bins, int(s.items[i].count)));
   }, 3);
   BENCH_CUDA(cudaFree(temp));
   BENCH_CUDA(cudaFree(counters));
@@ -228,8 +237,8 @@ void RunWorkload(Setup& s, double copy_gbs) {
   rows.push_back({"CUB HistogramEven (int counters, per histogram; timed on 2)", cub_ms_per_item * s.items.size(),
                   "no cap", "-"});
 
-  // Roulo's variants (one batch per histogram only).
-  if (!s.service) {
+  // Roulo's variants (one batch per histogram, on the talk's 256 x 8192 only).
+  if (!s.service && s.rows == kRows && s.cols == kCols) {
     for (int v = 0; v < hc::kRouloVariantCount; ++v) {
       hc::RouloBatchArgs a;
       a.samples = s.d_samples;
@@ -250,7 +259,7 @@ void RunWorkload(Setup& s, double copy_gbs) {
   // The production kernel and its measured alternatives.
   std::vector<hc::HistogramWork> work;
   for (const Item& it : s.items)
-    work.push_back({s.d_bins + uint64_t(it.hist) * kBins, kRows, kCols, 255, 0, it.offset, it.count, 0, 0, 0, 0});
+    work.push_back({s.d_bins + it.hist * s.Bins(), s.rows, s.cols, 255, 0, it.offset, it.count, 0, 0, 0, 0});
   hc::HistogramWork* d_work;
   hc::HistogramOutflow* d_out;
   BENCH_CUDA(cudaMalloc(&d_work, work.size() * sizeof(work[0])));
@@ -352,7 +361,7 @@ void RunWorkload(Setup& s, double copy_gbs) {
     const auto& k = hg::kClusterResidentConfigs[c];
     const uint32_t lane_bytes = k.lane == hg::ResidentLane::k8Cas ? 1 : k.lane == hg::ResidentLane::k16Gated ? 2 : 4;
     const uint32_t capacity = k.lane_smem_bytes / lane_bytes / hg::kResidentGranule * hg::kResidentGranule;
-    const uint32_t passes = hg::ResidentGeometry::For(0, kBins, k.cluster, capacity).passes;
+    const uint32_t passes = hg::ResidentGeometry::For(0, s.Bins(), k.cluster, capacity).passes;
     const char* lane = k.lane == hg::ResidentLane::k8Cas     ? "8-bit lanes, remote load+CAS"
                        : k.lane == hg::ResidentLane::k16Gated ? "16-bit lanes, remote read-gated RED"
                                                               : "32-bit lanes, remote RED";
@@ -447,6 +456,13 @@ int main(int argc, char** argv) {
   const wl::ClusterSpec centre = wl::RouloCluster(kRows, kCols);
   if (wanted("roulo")) {
     Setup s = PerHistogramSetup("Roulo: 256x8192, 2^20 clustered samples/histogram, 64 histograms", 0, centre);
+    RunWorkload(s, copy_gbs);
+  }
+  if (wanted("oddwidth")) {  // the fold loop's other build: a column count that is no power of two
+    constexpr uint32_t kOddCols = 8000;
+    Setup s = PerHistogramSetup("Roulo at 256x8000 (a width that is no power of two), 64 histograms", 0,
+                                wl::RouloCluster(kRows, kOddCols));
+    s.cols = kOddCols;
     RunWorkload(s, copy_gbs);
   }
   if (wanted("offcentre")) {

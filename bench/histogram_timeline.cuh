@@ -130,6 +130,21 @@ inline void PrintTileTimeline(const std::string& workload, histd::cuda::Histogra
     t.Add({"whole unit", Fmt("%.2f", fold.Total() / units), "", "", "100%"});
     t.Add({"second kernel's span (first unit start to last unit end)", Fmt("%.2f", double(fold.last - fold.first) * 1e-3),
            "", "", "-"});
+    // Units are dealt round-robin (unit u to block u % blocks): when each block's last unit
+    // ends says how much of the span is the tail of unevenly loaded blocks.
+    {
+      const std::vector<unsigned long long> s = fold_stamps.Read();
+      const size_t fold_blocks = blocks * hg::kDeferFoldBlocksPerSm;
+      std::vector<double> ends(fold_blocks, 0.0);
+      for (size_t u = 0; u * kFold < s.size(); ++u) {
+        const unsigned long long end = s[u * kFold + kFold - 1];
+        if (s[u * kFold] != 0 && end != 0)
+          ends[u % fold_blocks] = std::max(ends[u % fold_blocks], (double(end) - double(fold.first)) * 1e-3);
+      }
+      std::sort(ends.begin(), ends.end());
+      t.Add({"second kernel: its blocks' last unit ends, earliest / median / latest (us after its first unit)",
+             Fmt("%.1f / %.1f / %.1f", ends.front(), ends[ends.size() / 2], ends.back()), "", "", "-"});
+    }
     t.Add({"gap from the first kernel's last tile to the second's first unit",
            Fmt("%.2f", (double(fold.first) - double(tiles.last)) * 1e-3), "", "", "-"});
   }

@@ -13,6 +13,22 @@
 namespace histd::cuda::histogram {
 namespace {
 
+// DivMod, and DivModAs built for the divisor's kind (the fold loop's two builds), against
+// the compiler's / and %.
+::testing::AssertionResult DividesExactly(const FastDivide& f, uint32_t n) {
+  const uint32_t d = f.d;
+  uint32_t q = 0, r = 0, qa = 0, ra = 0;
+  f.DivMod(n, &q, &r);
+  if (f.IsPowerOfTwo()) {
+    f.DivModAs<true>(n, &qa, &ra);
+  } else {
+    f.DivModAs<false>(n, &qa, &ra);
+  }
+  if (q == n / d && r == n % d && qa == n / d && ra == n % d) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << n << " / " << d << ": DivMod " << q << " rem " << r << ", DivModAs " << qa
+                                       << " rem " << ra;
+}
+
 TEST(FastDivide, QuotientIsExactForEdgeAndRandomDividends) {
   std::mt19937_64 rng(std::random_device{}());
   const uint32_t kMax = std::numeric_limits<uint32_t>::max();
@@ -24,10 +40,7 @@ TEST(FastDivide, QuotientIsExactForEdgeAndRandomDividends) {
     for (uint32_t n : {0u, 1u, d - 1, d, d + 1, 2 * d - 1, top - 1, top}) {
       if (n > top) continue;
       EXPECT_EQ(f.Quotient(n), n / d) << n << " / " << d;
-      uint32_t q = 0, r = 0;
-      f.DivMod(n, &q, &r);
-      EXPECT_EQ(q, n / d) << n << " / " << d;
-      EXPECT_EQ(r, n % d) << n << " % " << d;
+      EXPECT_TRUE(DividesExactly(f, n));
     }
     for (int i = 0; i < 20000; ++i) {
       const uint32_t n = static_cast<uint32_t>(rng() % (uint64_t{top} + 1));
@@ -35,10 +48,7 @@ TEST(FastDivide, QuotientIsExactForEdgeAndRandomDividends) {
       const uint32_t m = (n / d) * d;  // a multiple and its predecessor
       ASSERT_EQ(f.Quotient(m), m / d) << m << " / " << d;
       if (m > 0) ASSERT_EQ(f.Quotient(m - 1), (m - 1) / d) << m - 1 << " / " << d;
-      uint32_t q = 0, r = 0;
-      f.DivMod(n, &q, &r);
-      ASSERT_EQ(q, n / d) << n << " / " << d;
-      ASSERT_EQ(r, n % d) << n << " % " << d;
+      ASSERT_TRUE(DividesExactly(f, n));
     }
   }
 }
@@ -55,10 +65,8 @@ TEST(FastDivide, EveryPowerOfTwoAndItsNeighbours) {
       const uint32_t top = delta == 0 ? kMax : kFastDivideMaxDividend;
       for (uint32_t n : {0u, 1u, d - 1, d, d + 1, 3 * d, 3 * d - 1, top / 2, top - d, top - 1, top}) {
         if (n > top) continue;
-        uint32_t q = 0, r = 0;
-        f.DivMod(n, &q, &r);
-        EXPECT_EQ(q, n / d) << n << " / " << d;
-        EXPECT_EQ(r, n % d) << n << " % " << d;
+        EXPECT_TRUE(DividesExactly(f, n));
+        EXPECT_EQ(f.IsPowerOfTwo(), delta == 0 || d <= 2) << d;  // 2^0 + 1 and 2^1 - 1 are powers too
       }
     }
   }
@@ -70,10 +78,7 @@ TEST(FastDivide, TopOfTheDomainExhaustively) {
   for (uint32_t d : {3u, 5u, 7u, 1000u, 8193u, 12289u, 65537u, (1u << 30) + 1, (1u << 31) - 1}) {
     const FastDivide f = FastDivide::For(d);
     for (uint32_t n = kFastDivideMaxDividend - (1u << 20); n != kFastDivideMaxDividend + 1; ++n) {
-      uint32_t q = 0, r = 0;
-      f.DivMod(n, &q, &r);
-      ASSERT_EQ(q, n / d) << n << " / " << d;
-      ASSERT_EQ(r, n % d) << n << " % " << d;
+      ASSERT_TRUE(DividesExactly(f, n));
     }
     for (uint32_t n = 0; n < (1u << 16); ++n) ASSERT_EQ(f.Quotient(n), n / d) << n << " / " << d;
   }

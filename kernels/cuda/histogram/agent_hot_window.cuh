@@ -66,13 +66,14 @@ __device__ __forceinline__ void Fold(const TileView& v, WarpMissQueue& q, const 
   }
 }
 
-template <bool kWarpWide>
+// kColsPow2: the histogram's column count is a power of two (FastDivide::DivModAs).
+template <bool kWarpWide, bool kColsPow2>
 __device__ __forceinline__ void FoldIndices4(const TileView& v, WarpMissQueue& q, uint4 a, bool va) {
   const uint32_t idx[4] = {a.x, a.y, a.z, a.w};
   uint32_t row[4], col[4];
   const bool valid[4] = {va, va, va, va};
 #pragma unroll
-  for (int j = 0; j < 4; ++j) v.by_cols.DivMod(idx[j], &row[j], &col[j]);
+  for (int j = 0; j < 4; ++j) v.by_cols.DivModAs<kColsPow2>(idx[j], &row[j], &col[j]);
   Fold<4, kWarpWide>(v, q, row, col, idx, valid);
 }
 
@@ -88,8 +89,9 @@ __device__ __forceinline__ void FoldIndex1(const TileView& v, WarpMissQueue& q, 
 __device__ __forceinline__ uint4 LoadStreaming(const uint4* p) { return __ldcs(p); }
 
 // Step 3 for bin indices: scalar head to 16-byte alignment, warp-uniform vector body with
-// the next round's two loads in flight, scalar tail.
-template <int kThreads>
+// the next round's two loads in flight, scalar tail. kColsPow2: the body divides by the
+// column count as a shift and a mask (FoldIndices4).
+template <int kThreads, bool kColsPow2>
 __device__ void FoldIndexTile(const TileView& v, WarpMissQueue& q, const uint32_t* src, uint32_t n) {
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   uint32_t head = static_cast<uint32_t>((16 - (reinterpret_cast<uintptr_t>(src) & 15)) & 15) / 4;
@@ -109,8 +111,8 @@ __device__ void FoldIndexTile(const TileView& v, WarpMissQueue& q, const uint32_
     uint4 na = zero, nb = zero;
     if (n0 + lane < nvec) na = LoadStreaming(body + n0 + lane);
     if (n0 + kThreads + lane < nvec) nb = LoadStreaming(body + n0 + kThreads + lane);
-    FoldIndices4<true>(v, q, a, va);
-    FoldIndices4<true>(v, q, b, vb);
+    FoldIndices4<true, kColsPow2>(v, q, a, va);
+    FoldIndices4<true, kColsPow2>(v, q, b, vb);
     a = na;
     b = nb;
   }
@@ -244,7 +246,13 @@ __device__ void HotWindowBlock(const HotWindowParams& p, uint32_t* lanes, uint32
     const TileView v(tile, lanes, lane_sink, p);
     uint32_t out[5] = {0, 0, 0, 0, 0};
     if (!pairs) {
-      FoldIndexTile<kThreads>(v, queue, words + tile.begin, n);
+      // The loop in two builds: a power-of-two column count (sensors' usual widths) divides
+      // with a shift and a mask, any other without DivMod's addend for a divisor of one.
+      if (v.by_cols.IsPowerOfTwo()) {
+        FoldIndexTile<kThreads, true>(v, queue, words + tile.begin, n);
+      } else {
+        FoldIndexTile<kThreads, false>(v, queue, words + tile.begin, n);
+      }
     } else {
       FoldPairTile<kThreads>(v, queue, AxisView(item), reinterpret_cast<const float*>(words) + 2 * tile.begin, n, out);
 #pragma unroll

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "bench/bench_util.cuh"
@@ -120,7 +121,7 @@ inline void PrintTileTimeline(const std::string& workload, histd::cuda::Histogra
          "", "", "-"});
   // The deferred fold: units that merged a range (units with no record stop after stamp 1).
   const PhaseSums fold(fold_stamps.Read(), kFold, [](size_t) { return 0; });
-  const char* fold_names[kFold - 1] = {"find the unit's item",
+  const char* fold_names[kFold - 1] = {"start the unit (dealt and resolved while the block counted the previous one)",
                                        "read the records, count the entries, take the range's lock",
                                        "merge the range and its staged windows into the bins, release the lock"};
   if (const size_t units = fold.Units(); units != 0) {
@@ -130,20 +131,29 @@ inline void PrintTileTimeline(const std::string& workload, histd::cuda::Histogra
     t.Add({"whole unit", Fmt("%.2f", fold.Total() / units), "", "", "100%"});
     t.Add({"second kernel's span (first unit start to last unit end)", Fmt("%.2f", double(fold.last - fold.first) * 1e-3),
            "", "", "-"});
-    // Units are dealt round-robin (unit u to block u % blocks): when each block's last unit
-    // ends says how much of the span is the tail of unevenly loaded blocks.
+    // How evenly the units kept the blocks busy to the end: the last moments at which every
+    // block (the most units ever in flight at once) and half of them still held a unit.
     {
       const std::vector<unsigned long long> s = fold_stamps.Read();
-      const size_t fold_blocks = blocks * hg::kDeferFoldBlocksPerSm;
-      std::vector<double> ends(fold_blocks, 0.0);
+      std::vector<std::pair<unsigned long long, int>> events;  // (time, +1 start / -1 end)
       for (size_t u = 0; u * kFold < s.size(); ++u) {
-        const unsigned long long end = s[u * kFold + kFold - 1];
-        if (s[u * kFold] != 0 && end != 0)
-          ends[u % fold_blocks] = std::max(ends[u % fold_blocks], (double(end) - double(fold.first)) * 1e-3);
+        if (s[u * kFold] == 0 || s[u * kFold + kFold - 1] == 0) continue;
+        events.push_back({s[u * kFold], 1});
+        events.push_back({s[u * kFold + kFold - 1], -1});
       }
-      std::sort(ends.begin(), ends.end());
-      t.Add({"second kernel: its blocks' last unit ends, earliest / median / latest (us after its first unit)",
-             Fmt("%.1f / %.1f / %.1f", ends.front(), ends[ends.size() / 2], ends.back()), "", "", "-"});
+      std::sort(events.begin(), events.end());  // at equal times an end (-1) before a start
+      int busy = 0, most = 0;
+      for (const auto& e : events) most = std::max(most, busy += e.second);
+      unsigned long long all_busy = fold.first, half_busy = fold.first;
+      busy = 0;
+      for (const auto& e : events) {
+        busy += e.second;
+        if (busy >= most) all_busy = e.first;
+        if (2 * busy >= most) half_busy = e.first;
+      }
+      auto after = [&](unsigned long long ns) { return (double(ns) - double(fold.first)) * 1e-3; };
+      t.Add({Fmt("second kernel: last moment all %d blocks / half of them held a unit, last unit end (us after its first unit)", most),
+             Fmt("%.1f / %.1f / %.1f", after(all_busy), after(half_busy), after(fold.last)), "", "", "-"});
     }
     t.Add({"gap from the first kernel's last tile to the second's first unit",
            Fmt("%.2f", (double(fold.first) - double(tiles.last)) * 1e-3), "", "", "-"});

@@ -490,7 +490,7 @@ __device__ void FoldBucketedUnit(const BucketedParams& p, BucketedShared<kThread
 template <int kThreads>
 __device__ void BucketedBlock(const BucketedParams& p, uint32_t* lanes) {
   static_assert(kThreads <= kMaxThreadsPerBlockForLanes, "16-bit lane proof bound");
-  static_assert(kThreads >= 64, "MergeChunks releases from warp 1");
+  static_assert(kThreads >= 64, "MergeChunks releases from a warp other than warp 0");
   __shared__ BucketedShared<kThreads> s;
   const int tid = threadIdx.x;
   uint4* staged = reinterpret_cast<uint4*>(lanes + kBucketSliceBins / 2);

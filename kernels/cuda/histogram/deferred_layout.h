@@ -66,6 +66,7 @@ struct DeferredArea {
   unsigned long long* item_alloc;  // work_count: records << 32 | units taken
   uint32_t* locks;                 // kDeferLocks (zeroed by the hot-window kernel)
   uint32_t* any_record;            // set by the launch's first record
+  uint32_t* next_unit;             // the second kernel's unit counter (TakeNextFoldUnit)
   uint32_t* slots;                 // item i's record offsets from tile_start[i] * slots_per_tile
   uint8_t* pool;                   // the records, in 16-byte units
   uint8_t* staged;                 // staged windows: plan tile t's at t * staged_bytes (t < staged_slots)
@@ -87,6 +88,7 @@ struct DeferredLayout {
   size_t item_alloc = 0;         // work_count u64: records << 32 | units taken (zeroed by the planner)
   size_t locks = 0;              // kDeferLocks u32 (zeroed by the hot-window kernel)
   size_t any_record = 0;         // u32: set by the first record (zeroed by the planner)
+  size_t next_unit = 0;          // u32, right after any_record: the second kernel's unit counter (zeroed by the planner)
   size_t slots = 0;              // tiles * slots_per_tile u32: record offsets
   size_t pool = 0;
   size_t staged = 0;             // staged_slots * staged_bytes
@@ -108,7 +110,8 @@ struct DeferredLayout {
     l.item_alloc = Align(l.item_pool + 8 * static_cast<size_t>(work_count));
     l.locks = Align(l.item_alloc + 8 * static_cast<size_t>(work_count));
     l.any_record = Align(l.locks + 4 * size_t{kDeferLocks});
-    l.slots = Align(l.any_record + 4);
+    l.next_unit = l.any_record + 4;  // PlanTiles zeroes both words
+    l.slots = Align(l.next_unit + 4);
     l.pool = Align(l.slots + 4 * l.tiles * l.slots_per_tile);
     l.staged_bytes = (window_bins + 15) / 16 * 16;
     l.staged_slots = static_cast<uint32_t>(l.tiles < kStagedWindowSlots ? l.tiles : kStagedWindowSlots);
@@ -127,6 +130,7 @@ struct DeferredLayout {
     a.item_alloc = reinterpret_cast<unsigned long long*>(ws + item_alloc);
     a.locks = reinterpret_cast<uint32_t*>(ws + locks);
     a.any_record = reinterpret_cast<uint32_t*>(ws + any_record);
+    a.next_unit = reinterpret_cast<uint32_t*>(ws + next_unit);
     a.slots = reinterpret_cast<uint32_t*>(ws + slots);
     a.pool = ws + pool;
     a.staged = ws + staged;

@@ -239,13 +239,14 @@ __device__ __forceinline__ uint32_t RangeEnd(const HistogramWork& w, uint32_t r)
 
 // Release of a range's lock by the block: the barrier orders every thread's stores before
 // one thread's fence, which is cumulative (the pattern of cooperative groups' grid sync), so
-// one fence suffices. That thread is in warp 1, so that warp 0 can look up the block's next
-// unit meanwhile. lock == nullptr: the barrier only.
+// one fence suffices. That thread leads the block's last warp, which in the second kernel
+// deals the units and counts no entries (FoldDeferredBlock), so that the fence's wait
+// delays no count. lock == nullptr: the barrier only.
 template <int kThreads>
 __device__ __forceinline__ void ReleaseAfterBarrier(uint32_t* lock) {
-  static_assert(kThreads >= 64, "the releasing thread is in warp 1");
+  static_assert(kThreads >= 64, "the releasing warp is not warp 0");
   __syncthreads();
-  if (lock != nullptr && threadIdx.x == 32) {
+  if (lock != nullptr && threadIdx.x == kThreads - 32) {
     __threadfence();
     atomicExch(lock, 0u);
   }
@@ -647,81 +648,110 @@ __device__ void FoldUnitInHalves(const FoldUnit& f, uint8_t* lanes, uint32_t* lo
   ReleaseAfterBarrier<kThreads>(lock);  // MergeChunks ended with a barrier; one more is cheap
 }
 
-// The second kernel's block: (work item, range) units dealt round-robin, resolved into
-// FoldUnits a batch of kThreads / 32 at a time (a warp each), so that a unit starts from
-// shared memory. `lanes` holds kDeferRangeBins one-byte lanes, so that two blocks share an
-// SM: a unit is a chain of round trips and barriers that takes about as long whatever its
-// size and the load on the GPU (NOTES.md, sessions 18 and 19), so the SM's throughput is
-// the units it has in flight. A unit's entries are counted with plain shared adds; when the
-// lanes' byte sum falls short of the entries added, some lane reached 256 and carried, and
-// the unit is counted again in 16-bit lanes, half a range at a time (FoldUnitInHalves:
-// Roulo, uniform and the other benchmark workloads never take it).
+// Warp-wide: takes units from the launch's unit counter (each call one atomic add, the
+// first `gridDim.x` units being the blocks' first, by block index) until one has records or
+// staged windows, and resolves it into *f; returns its index, or `units` when none is left.
+// Empty units (no record, no staged window) are passed over here, off the block's path.
+__device__ __forceinline__ uint32_t TakeNextFoldUnit(const DeferredFoldParams& p, uint32_t units, uint32_t first,
+                                                     FoldUnit* f) {
+  const int lane = static_cast<int>(threadIdx.x & 31);
+  for (uint32_t u = first;;) {
+    if (u >= units) return units;  // warp-uniform
+    const int item = FindUnitItem(p.area.unit_start, p.work_count, 0, u, lane);
+    const uint32_t r = u - p.area.unit_start[item];
+    const uint32_t staged = StagedWindowsOfUnit(p, item, r, lane);
+    const FoldUnit g = ResolveFoldUnit(p, item, r, staged);
+    if (g.records != 0 || g.staged != 0) {
+      if (lane == 0) *f = g;
+      return u;
+    }
+    uint32_t next = 0;
+    if (lane == 0) next = gridDim.x + atomicAdd(p.area.next_unit, 1u);
+    u = __shfl_sync(0xffffffffu, next, 0);
+  }
+}
+
+// The second kernel's block: (work item, range) units dealt dynamically. Block b starts with
+// unit b; every later unit comes from the launch's counter (next_unit), taken and resolved
+// by the block's last warp while the other warps count the current unit's entries, so that
+// a unit starts from shared memory and blocks that drew quick units take more (H100, Roulo:
+// round-robin dealing left the blocks' last units ending between 97 and 127 us into a 127 us
+// span). `lanes` holds kDeferRangeBins one-byte lanes, so that two blocks share an SM: a unit
+// is a chain of round trips and barriers that takes about as long whatever its size and the
+// load on the GPU (NOTES.md, sessions 18 and 19), so the SM's throughput is the units it has
+// in flight. A unit's entries are counted with plain shared adds; when the lanes' byte sum
+// falls short of the entries added, some lane reached 256 and carried, and the unit is
+// counted again in 16-bit lanes, half a range at a time (FoldUnitInHalves: Roulo, uniform
+// and the other benchmark workloads never take it).
 // (Staging the range's bins by cp.async while counting, as the bucketed strategy does, made
 // Roulo 5.88 -> 6.67 us; prefetching the next unit's records while counting, or its bins
 // before the count's barrier, measured slower too: NOTES.md, sessions 13 and 17.)
 template <int kThreads>
 __device__ void FoldDeferredBlock(const DeferredFoldParams& p, uint8_t* lanes) {
-  static_assert(kThreads % 32 == 0, "whole warps");
-  constexpr int kWarps = kThreads / 32;
-  __shared__ FoldUnit ahead[kWarps];  // the block's next kWarps units, resolved a warp each
-  __shared__ UnitTally tally[2];      // per unit with records, alternating
+  static_assert(kThreads % 32 == 0 && kThreads >= 64, "whole warps, one of them the dealer");
+  constexpr int kCounters = kThreads - 32;  // the threads that count; the last warp deals
+  __shared__ FoldUnit ahead[2];             // the current unit and the next, alternating
+  __shared__ uint32_t ahead_u[2];           // their indices (units: none)
+  __shared__ UnitTally tally[2];            // per unit, alternating
   const int tid = threadIdx.x;
+  const bool dealer = tid >= kCounters;
   const uint32_t lanes_s = SharedAddress(lanes);
   ClearByteLanes<kThreads>(lanes);  // while the hot-window kernel finishes (the block's own)
   if (tid < 2) tally[tid] = UnitTally{0, 0};
   WaitForProducer();  // launched dependent on the hot-window kernel (LaunchFoldDeferred)
   if (*p.area.any_record == 0) return;  // no tile deferred (clustered data, small batches)
   const uint32_t units = p.area.unit_start[p.work_count];
-  uint32_t k = 0;       // the block's unit count so far
-  uint32_t folded = 0;  // of which had records (they alternate tally's rows)
-  for (uint32_t u = blockIdx.x; u < units; u += gridDim.x, ++k) {
+  if (dealer) {
+    const uint32_t u = TakeNextFoldUnit(p, units, blockIdx.x, &ahead[0]);
+    if (tid == kCounters) ahead_u[0] = u;
+  }
+  __syncthreads();
+  for (uint32_t k = 0;; ++k) {
+    const uint32_t u = ahead_u[k & 1];
+    if (u >= units) break;  // block-uniform
     StampTimeline<kFoldTimelineStamps>(p.bench_timeline, u, 0);
-    // This and the next kWarps - 1 units, a warp each (one 32-way search for the item, then
-    // its lookups; all in flight together): a unit no longer waits for its own.
-    if (k % kWarps == 0) {
-      __syncthreads();  // every thread has read the previous batch
-      const uint64_t mine = u + static_cast<uint64_t>(tid / 32) * gridDim.x;
-      if (mine < units) {
-        const int item = FindUnitItem(p.area.unit_start, p.work_count, 0, static_cast<uint32_t>(mine), tid & 31);
-        const uint32_t r = static_cast<uint32_t>(mine) - p.area.unit_start[item];
-        const uint32_t staged = StagedWindowsOfUnit(p, item, r, tid & 31);
-        if ((tid & 31) == 0) ahead[tid / 32] = ResolveFoldUnit(p, item, r, staged);
-      }
-      __syncthreads();
-    }
+    const FoldUnit& f = ahead[k & 1];
     StampTimeline<kFoldTimelineStamps>(p.bench_timeline, u, 1);
-    const FoldUnit& f = ahead[k % kWarps];
-    if (f.records == 0 && f.staged == 0) continue;  // nothing deferred or staged (uniform over the block)
     // The lanes are clear (zeroed at the start, then by each merge as it reads them).
     uint32_t* lock = RangeLock(p.area.locks, f.bins, f.r);
-    // The range's lock is taken by one thread of the last warp before its share of the
-    // records (the other warps count meanwhile); the barrier after the count orders it
-    // before the merges, the last of which releases it.
-    if (tid == kThreads - 32) AcquireRangeLock(lock);
-    UnitTally* t = &tally[folded & 1];
-    uint32_t added = ForEachUnitEntryChunk<kThreads>(f, [&](uint4 v, uint32_t chunk, uint32_t lo, uint32_t hi) {
-      CountEntryChunk8(v, chunk, lo, hi, lanes_s);
-    });
+    UnitTally* t = &tally[k & 1];
+    uint32_t added = 0;
+    if (dealer) {
+      // The range's lock, then the block's next unit (ahead's other row was last read before
+      // the previous unit's final barrier); the barrier after the count orders both before
+      // the merges, the last of which releases the lock.
+      if (tid == kCounters) AcquireRangeLock(lock);
+      uint32_t next = 0;
+      if (tid == kCounters) next = gridDim.x + atomicAdd(p.area.next_unit, 1u);
+      next = TakeNextFoldUnit(p, units, __shfl_sync(0xffffffffu, next, 0), &ahead[(k + 1) & 1]);
+      if (tid == kCounters) ahead_u[(k + 1) & 1] = next;
+    } else {
+      added = ForEachUnitEntryChunk<kCounters>(f, [&](uint4 v, uint32_t chunk, uint32_t lo, uint32_t hi) {
+        CountEntryChunk8(v, chunk, lo, hi, lanes_s);
+      });
+    }
     // A warp's share: at most its records' entries, < 2^32 by the pool's bound
-    // (pool_units < 2^32, can_implement) over a unit's 16 or more warps.
+    // (pool_units < 2^32, can_implement) over a unit's 15 or more counting warps.
     added = __reduce_add_sync(0xffffffffu, added);
     if ((tid & 31) == 0 && added != 0) atomicAdd(&t->entries, static_cast<unsigned long long>(added));
     __syncthreads();  // every lane final
     StampTimeline<kFoldTimelineStamps>(p.bench_timeline, u, 2);
     // The other row was last read before this unit's count barrier; it is the next unit's.
-    if (tid == 0) tally[(folded + 1) & 1] = UnitTally{0, 0};
-    ++folded;
+    if (tid == 0) tally[(k + 1) & 1] = UnitTally{0, 0};
     // Either ends with a barrier after its last read of the lanes, so the next unit may
     // write them, and releases the lock unless staged windows follow. (A unit with staged
     // windows and no record reads zero lanes: rare, as a window sits where the samples are.)
-    uint32_t* const lanes_release = f.staged == 0 ? lock : nullptr;
+    // (f is read for the last time before the unit's final barrier: after it, the dealer may
+    // write the next unit but one into f's row.)
+    const bool staged = f.staged != 0;
+    uint32_t* const lanes_release = staged ? nullptr : lock;
     const RangeChunks range(f.bins, f.r << kDeferRangeShift, f.hi);
     const bool merged =
         range.WholeChunks()
             ? MergeByteLanesUnlessCarried<kThreads, true, 4>(range, f.cap, lanes, lanes_release, t)
             : MergeByteLanesUnlessCarried<kThreads, false>(range, f.cap, lanes, lanes_release, t);
     if (!merged) FoldUnitInHalves<kThreads>(f, lanes, lanes_release);
-    if (f.staged != 0) {
+    if (staged) {
       MergeStagedWindows<kThreads>(f, p);
       ReleaseAfterBarrier<kThreads>(lock);
     }

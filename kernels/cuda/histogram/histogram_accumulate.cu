@@ -58,8 +58,9 @@ struct ConfigBudget {
 // The launch's plan, by one block of kThreads: tile_start (global or shared memory):
 // exclusive prefix of tiles per item. With deferred misses (unit_start != nullptr) also
 // unit_start: exclusive prefix of deferred ranges per item (DefersMisses/DeferRanges),
-// item_pool: exclusive prefix of ItemPoolUnits over the deferring items, item_alloc[i] = 0
-// and *any_record = 0.
+// item_pool: exclusive prefix of ItemPoolUnits over the deferring items, item_alloc[i] = 0,
+// and any_record's two words (DeferredLayout: the record flag, then the second kernel's unit
+// counter) = 0.
 template <int kThreads>
 struct PlanScan {
   using Scan = cub::BlockScan<uint32_t, kThreads>;
@@ -78,7 +79,7 @@ __device__ void PlanTiles(const HistogramWork* work, int work_count, uint32_t ti
   using Scan64 = typename PlanScan<kThreads>::Scan64;
   uint32_t carry = 0, unit_carry = 0;
   uint64_t pool_carry = 0;
-  if (any_record != nullptr && threadIdx.x == 0) *any_record = 0;
+  if (any_record != nullptr && threadIdx.x < 2) any_record[threadIdx.x] = 0;  // and next_unit
   for (int base = 0; base < work_count; base += kThreads) {
     const int i = base + static_cast<int>(threadIdx.x);
     uint32_t tiles = 0, units = 0;

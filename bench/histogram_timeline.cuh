@@ -151,7 +151,14 @@ inline void PrintTileTimeline(const std::string& workload, histd::cuda::Histogra
         if (busy >= most) all_busy = e.first;
         if (2 * busy >= most) half_busy = e.first;
       }
+      // Block exits (FoldDeferredBlock stamps them as rows past the units with only a first stamp).
+      unsigned long long last_exit = 0;
+      for (size_t u = 0; u * kFold < s.size(); ++u)
+        if (s[u * kFold] != 0 && s[u * kFold + kFold - 1] == 0) last_exit = std::max(last_exit, s[u * kFold]);
       auto after = [&](unsigned long long ns) { return (double(ns) - double(fold.first)) * 1e-3; };
+      if (last_exit != 0)
+        t.Add({"second kernel: its last block's exit (us after its last unit end)",
+               Fmt("%.2f", (double(last_exit) - double(fold.last)) * 1e-3), "", "", "-"});
       t.Add({Fmt("second kernel: last moment all %d blocks / half of them held a unit, last unit end (us after its first unit)", most),
              Fmt("%.1f / %.1f / %.1f", after(all_busy), after(half_busy), after(fold.last)), "", "", "-"});
     }

@@ -467,51 +467,34 @@ __device__ void MergeStagedWindows(const FoldUnit& f, const DeferredFoldParams& 
 }
 
 // Chunk t of a range (RangeChunks) and its one-byte lanes: the lanes of its bytes that
-// belong to the range (the others read as zero); none when t is past the range's end.
-// kWhole: the range starts and ends on 16-byte boundaries (WholeChunks), so that chunk t is
-// the range's own and its lanes are the vector at 16 t (no placement arithmetic, no per-byte
-// path; every range of an aligned histogram: H100, Roulo 4.35 -> 4.26-4.29 us, session 20).
-template <bool kWhole>
+// belong to the range (the others read as zero); none when t is past the range's end. (A
+// range on whole chunks takes MergeWholeRangeUnlessCarried, which needs none of this.)
 struct ByteLaneChunk {
   uint8_t* lanes;
   uint32_t chunk = 0, qa = 0, qb = 0;
   int lane0 = 0;
   bool owned = false;  // all 16 bytes are the range's
   __device__ ByteLaneChunk(const RangeChunks& range, uint32_t t, uint8_t* l) : lanes(l) {
-    if constexpr (kWhole) {
-      owned = t < range.chunks;
-      chunk = range.c_lo + t;
-      lane0 = static_cast<int>(16 * t);
-      return;
-    }
     if (t < range.chunks) range.Place(t, &chunk, &lane0, &qa, &qb);
     owned = qa == 0 && qb == 16;
   }
   __device__ bool Aligned() const { return owned && (lane0 & 15) == 0; }  // one 16-byte vector
   __device__ uint4 Read() const {
-    if constexpr (kWhole) {
-      return owned ? *reinterpret_cast<const uint4*>(lanes + lane0) : make_uint4(0, 0, 0, 0);
-    } else {
-      if (Aligned()) return *reinterpret_cast<const uint4*>(lanes + lane0);
-      uint32_t word[4] = {0, 0, 0, 0};
+    if (Aligned()) return *reinterpret_cast<const uint4*>(lanes + lane0);
+    uint32_t word[4] = {0, 0, 0, 0};
 #pragma unroll
-      for (uint32_t q = 0; q < 16; ++q)
-        if (q >= qa && q < qb) word[q / 4] |= uint32_t{lanes[lane0 + static_cast<int>(q)]} << (8 * (q % 4));
-      return make_uint4(word[0], word[1], word[2], word[3]);
-    }
+    for (uint32_t q = 0; q < 16; ++q)
+      if (q >= qa && q < qb) word[q / 4] |= uint32_t{lanes[lane0 + static_cast<int>(q)]} << (8 * (q % 4));
+    return make_uint4(word[0], word[1], word[2], word[3]);
   }
   __device__ void Clear() const {
-    if constexpr (kWhole) {  // called for owned chunks only
+    if (Aligned()) {
       *reinterpret_cast<uint4*>(lanes + lane0) = make_uint4(0, 0, 0, 0);
-    } else {
-      if (Aligned()) {
-        *reinterpret_cast<uint4*>(lanes + lane0) = make_uint4(0, 0, 0, 0);
-        return;
-      }
-#pragma unroll
-      for (uint32_t q = 0; q < 16; ++q)
-        if (q >= qa && q < qb) lanes[lane0 + static_cast<int>(q)] = 0;
+      return;
     }
+#pragma unroll
+    for (uint32_t q = 0; q < 16; ++q)
+      if (q >= qa && q < qb) lanes[lane0 + static_cast<int>(q)] = 0;
   }
 };
 
@@ -535,10 +518,9 @@ struct UnitTally {
 // update every other writer of those bytes uses; chunks whose lanes are all zero are
 // skipped; every lane is zeroed by the thread that merged it, and the lock is released
 // after a final barrier, after which the lanes are clear for the block's next unit.
-// kInFlight: chunks per thread whose loads are in flight together (H100, Roulo: 2 beat 4 on
-// the general path, session 19; on the whole-chunk path 4 beat 2 and 3, 6 spills, session 20).
-// kWhole: the range starts and ends on 16-byte boundaries (RangeChunks::WholeChunks).
-template <int kThreads, bool kWhole, int kInFlight = 2>
+// kInFlight: chunks per thread whose loads are in flight together (H100, Roulo: 2 beat 4,
+// session 19). Ranges on whole chunks take MergeWholeRangeUnlessCarried instead.
+template <int kThreads, int kInFlight = 2>
 __device__ bool MergeByteLanesUnlessCarried(const RangeChunks& range, uint32_t cap, uint8_t* lanes, uint32_t* lock,
                                             UnitTally* tally) {
   const uint32_t cap4 = Replicate4(cap);
@@ -549,7 +531,7 @@ __device__ bool MergeByteLanesUnlessCarried(const RangeChunks& range, uint32_t c
   auto load_round = [&](uint32_t t0) {
 #pragma unroll
     for (int j = 0; j < kInFlight; ++j) {
-      const ByteLaneChunk<kWhole> c(range, t0 + j * kThreads, lanes);
+      const ByteLaneChunk c(range, t0 + j * kThreads, lanes);
       inc[j] = c.Read();
       any[j] = (inc[j].x | inc[j].y | inc[j].z | inc[j].w) != 0;
       seen[j] = c.owned && any[j] ? __ldcg(base + c.chunk) : make_uint4(0, 0, 0, 0);
@@ -570,9 +552,9 @@ __device__ bool MergeByteLanesUnlessCarried(const RangeChunks& range, uint32_t c
 #pragma unroll
     for (int j = 0; j < kInFlight; ++j) {
       if (!any[j]) continue;
-      const ByteLaneChunk<kWhole> c(range, t0 + j * kThreads, lanes);
+      const ByteLaneChunk c(range, t0 + j * kThreads, lanes);
       c.Clear();  // for the next unit
-      if (kWhole || c.owned) {
+      if (c.owned) {
         StoreChunkIfChanged(base, c.chunk, seen[j], SaturatingAddChunk(seen[j], inc[j], cap4));
       } else {
         MergeSharedChunk(base, c.chunk, inc[j], cap4);
@@ -813,7 +795,7 @@ __device__ void FoldDeferredBlock(const DeferredFoldParams& p, uint8_t* lanes) {
     const bool merged =
         range.WholeChunks()
             ? MergeWholeRangeUnlessCarried<kThreads>(range, f.cap, lanes, lanes_release, t)
-            : MergeByteLanesUnlessCarried<kThreads, false>(range, f.cap, lanes, lanes_release, t);
+            : MergeByteLanesUnlessCarried<kThreads>(range, f.cap, lanes, lanes_release, t);
     if (!merged) FoldUnitInHalves<kThreads>(f, lanes, lanes_release);
     if (staged) {
       MergeStagedWindows<kThreads>(f, p);

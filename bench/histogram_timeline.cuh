@@ -119,8 +119,10 @@ inline void PrintTileTimeline(const std::string& workload, histd::cuda::Histogra
   t.Add({"whole tile", Fmt("%.2f", tiles.Total() / n), "", "", "100%"});
   t.Add({"first kernel's span (first tile start to last tile end)", Fmt("%.2f", double(tiles.last - tiles.first) * 1e-3),
          "", "", "-"});
-  // The deferred fold: units that merged a range (units with no record stop after stamp 1).
-  const PhaseSums fold(fold_stamps.Read(), kFold, [](size_t) { return 0; });
+  // The deferred fold: units that merged a range (empty units are passed over unstamped;
+  // block exits are rows with only a first stamp, which PhaseSums leaves out).
+  const std::vector<unsigned long long> s = fold_stamps.Read();
+  const PhaseSums fold(s, kFold, [](size_t) { return 0; });
   const char* fold_names[kFold - 1] = {"start the unit (dealt and resolved while the block counted the previous one)",
                                        "read the records, count the entries, take the range's lock",
                                        "merge the range and its staged windows into the bins, release the lock"};
@@ -134,7 +136,6 @@ inline void PrintTileTimeline(const std::string& workload, histd::cuda::Histogra
     // How evenly the units kept the blocks busy to the end: the last moments at which every
     // block (the most units ever in flight at once) and half of them still held a unit.
     {
-      const std::vector<unsigned long long> s = fold_stamps.Read();
       std::vector<std::pair<unsigned long long, int>> events;  // (time, +1 start / -1 end)
       for (size_t u = 0; u * kFold < s.size(); ++u) {
         if (s[u * kFold] == 0 || s[u * kFold + kFold - 1] == 0) continue;

@@ -240,10 +240,10 @@ __device__ void MergeSlice(const ResidentView& v, const ResidentGeometry& g, uin
       if ((x.x | x.y | x.z | x.w | y.x | y.y | y.z | y.w) == 0) continue;
       p[0] = make_uint4(0, 0, 0, 0);
       p[1] = make_uint4(0, 0, 0, 0);
-      inc[0] = __byte_perm(__vminu2(x.x, cap2), __vminu2(x.y, cap2), 0x6420);
-      inc[1] = __byte_perm(__vminu2(x.z, cap2), __vminu2(x.w, cap2), 0x6420);
-      inc[2] = __byte_perm(__vminu2(y.x, cap2), __vminu2(y.y, cap2), 0x6420);
-      inc[3] = __byte_perm(__vminu2(y.z, cap2), __vminu2(y.w, cap2), 0x6420);
+      inc[0] = PackClampedLanes16(x.x, x.y, cap2);
+      inc[1] = PackClampedLanes16(x.z, x.w, cap2);
+      inc[2] = PackClampedLanes16(y.x, y.y, cap2);
+      inc[3] = PackClampedLanes16(y.z, y.w, cap2);
     } else {
       uint4* p = reinterpret_cast<uint4*>(v.lanes) + 4 * c;
       bool any = false;

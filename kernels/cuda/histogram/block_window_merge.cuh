@@ -143,10 +143,8 @@ __device__ void StageWindow(const TileView& v, const uint32_t* lanes, uint8_t* o
   const uint4* lane_vec = reinterpret_cast<const uint4*>(lanes);  // 16 lanes = two vectors
   for (uint32_t q = threadIdx.x; q < chunks; q += kThreads) {
     const uint4 a = lane_vec[2 * q], b = lane_vec[2 * q + 1];
-    const uint4 bytes = make_uint4(__byte_perm(__vminu2(a.x, cap2), __vminu2(a.y, cap2), 0x6420),
-                                   __byte_perm(__vminu2(a.z, cap2), __vminu2(a.w, cap2), 0x6420),
-                                   __byte_perm(__vminu2(b.x, cap2), __vminu2(b.y, cap2), 0x6420),
-                                   __byte_perm(__vminu2(b.z, cap2), __vminu2(b.w, cap2), 0x6420));
+    const uint4 bytes = make_uint4(PackClampedLanes16(a.x, a.y, cap2), PackClampedLanes16(a.z, a.w, cap2),
+                                   PackClampedLanes16(b.x, b.y, cap2), PackClampedLanes16(b.z, b.w, cap2));
     __stcg(reinterpret_cast<uint4*>(out) + q, bytes);
   }
 }

@@ -66,7 +66,7 @@ struct DeferredArea {
   unsigned long long* item_alloc;  // work_count: records << 32 | units taken
   uint32_t* locks;                 // kDeferLocks (zeroed by the hot-window kernel)
   uint32_t* any_record;            // set by the launch's first record
-  uint32_t* next_unit;             // the second kernel's unit counter (TakeNextFoldUnit)
+  uint32_t* next_unit;             // the second kernel's unit counter (DrawFoldUnit)
   uint32_t* slots;                 // item i's record offsets from tile_start[i] * slots_per_tile
   uint8_t* pool;                   // the records, in 16-byte units
   uint8_t* staged;                 // staged windows: plan tile t's at t * staged_bytes (t < staged_slots)

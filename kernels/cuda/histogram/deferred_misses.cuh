@@ -672,43 +672,51 @@ __device__ void FoldUnitInHalves(const FoldUnit& f, uint8_t* lanes, uint32_t* lo
   ReleaseAfterBarrier<kThreads>(lock);  // MergeChunks ended with a barrier; one more is cheap
 }
 
-// Where unit u lies: its item (FindUnitItem), range and staged windows (StagedWindowsOfUnit).
-// Warp-wide. Reads only what the planner and the window kernel wrote, so that a block may
-// place its first unit before WaitForProducer: the hot-window kernel lets this kernel start
-// only after its own wait for the window kernel (histogram_accumulate.cu), so both are
-// complete by then.
-struct UnitPlace {
+// Unit u and where it lies: its item (FindUnitItem), range and staged windows
+// (StagedWindowsOfUnit); u == units: none.
+struct PlacedUnit {
+  uint32_t u = 0;
   int item = 0;
   uint32_t r = 0, staged = 0;
 };
-__device__ __forceinline__ UnitPlace PlaceFoldUnit(const DeferredFoldParams& p, uint32_t u, int lane) {
-  UnitPlace q;
+
+// Warp-wide: places unit u (when u < units). Reads only what the planner and the window
+// kernel wrote, so that a block may place its first unit before WaitForProducer: the
+// hot-window kernel lets this kernel start only after its own wait for the window kernel
+// (histogram_accumulate.cu), so both are complete by then.
+__device__ __forceinline__ PlacedUnit PlaceFoldUnit(const DeferredFoldParams& p, uint32_t units, uint32_t u,
+                                                    int lane) {
+  PlacedUnit q;
+  q.u = u < units ? u : units;
+  if (q.u == units) return q;  // warp-uniform
   q.item = FindUnitItem(p.area.unit_start, p.work_count, 0, u, lane);
   q.r = u - p.area.unit_start[q.item];
   q.staged = StagedWindowsOfUnit(p, q.item, q.r, lane);
   return q;
 }
 
-// Warp-wide, after WaitForProducer: unit u (placed at q) resolved into *f when it has records
-// or staged windows; otherwise units are taken from the launch's unit counter (one atomic add
-// each; the first gridDim.x units are the blocks' first, by block index) until one has.
-// Returns the unit's index, or `units` when none is left. Empty units are passed over here,
-// off the block's path.
-__device__ __forceinline__ uint32_t TakeFoldUnit(const DeferredFoldParams& p, uint32_t units, uint32_t u, UnitPlace q,
+// Warp-wide: the next unit from the launch's unit counter (one atomic add; the first
+// gridDim.x units are the blocks' first, by block index), placed.
+__device__ __forceinline__ PlacedUnit DrawFoldUnit(const DeferredFoldParams& p, uint32_t units, int lane) {
+  uint32_t u = 0;
+  if (lane == 0) u = gridDim.x + atomicAdd(p.area.next_unit, 1u);
+  return PlaceFoldUnit(p, units, __shfl_sync(0xffffffffu, u, 0), lane);
+}
+
+// Warp-wide, after WaitForProducer: unit q resolved into *f when it has records or staged
+// windows; otherwise units are drawn (DrawFoldUnit) until one has. Returns the unit's index,
+// or `units` when none is left. Empty units are passed over here, off the block's path.
+__device__ __forceinline__ uint32_t TakeFoldUnit(const DeferredFoldParams& p, uint32_t units, PlacedUnit q,
                                                  FoldUnit* f) {
   const int lane = static_cast<int>(threadIdx.x & 31);
-  for (;;) {
-    if (u >= units) return units;  // warp-uniform
+  for (; q.u < units; q = DrawFoldUnit(p, units, lane)) {  // warp-uniform
     const FoldUnit g = ResolveFoldUnit(p, q.item, q.r, q.staged);
     if (g.records != 0 || g.staged != 0) {
       if (lane == 0) *f = g;
-      return u;
+      return q.u;
     }
-    uint32_t next = 0;
-    if (lane == 0) next = gridDim.x + atomicAdd(p.area.next_unit, 1u);
-    u = __shfl_sync(0xffffffffu, next, 0);
-    if (u < units) q = PlaceFoldUnit(p, u, lane);
   }
+  return units;
 }
 
 // The second kernel's block: (work item, range) units dealt dynamically. Block b starts with
@@ -740,12 +748,12 @@ __device__ void FoldDeferredBlock(const DeferredFoldParams& p, uint8_t* lanes) {
   if (tid < 2) tally[tid] = UnitTally{0, 0};
   // The block's first unit placed meanwhile too (PlaceFoldUnit: the planner's output only).
   const uint32_t units = p.area.unit_start[p.work_count];
-  UnitPlace first;
-  if (dealer && blockIdx.x < units) first = PlaceFoldUnit(p, blockIdx.x, tid & 31);
+  PlacedUnit first;
+  if (dealer) first = PlaceFoldUnit(p, units, blockIdx.x, tid & 31);
   WaitForProducer();  // launched dependent on the hot-window kernel (LaunchFoldDeferred)
   if (*p.area.any_record == 0) return;  // no tile deferred (clustered data, small batches)
   if (dealer) {
-    const uint32_t u = TakeFoldUnit(p, units, blockIdx.x, first, &ahead[0]);
+    const uint32_t u = TakeFoldUnit(p, units, first, &ahead[0]);
     if (tid == kCounters) ahead_u[0] = u;
   }
   __syncthreads();
@@ -764,12 +772,7 @@ __device__ void FoldDeferredBlock(const DeferredFoldParams& p, uint8_t* lanes) {
       // the previous unit's final barrier); the barrier after the count orders both before
       // the merges, the last of which releases the lock.
       if (tid == kCounters) AcquireRangeLock(lock);
-      uint32_t next = 0;
-      if (tid == kCounters) next = gridDim.x + atomicAdd(p.area.next_unit, 1u);
-      next = __shfl_sync(0xffffffffu, next, 0);
-      UnitPlace q;
-      if (next < units) q = PlaceFoldUnit(p, next, tid & 31);
-      next = TakeFoldUnit(p, units, next, q, &ahead[(k + 1) & 1]);
+      const uint32_t next = TakeFoldUnit(p, units, DrawFoldUnit(p, units, tid & 31), &ahead[(k + 1) & 1]);
       if (tid == kCounters) ahead_u[(k + 1) & 1] = next;
     } else {
       added = ForEachUnitEntryChunk<kCounters>(f, [&](uint4 v, uint32_t chunk, uint32_t lo, uint32_t hi) {

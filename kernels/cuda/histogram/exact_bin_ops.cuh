@@ -201,6 +201,13 @@ __device__ __forceinline__ uint32_t SaturatingAddBytes(uint32_t word, uint32_t i
 
 __device__ __forceinline__ uint32_t Replicate4(uint32_t cap) { return cap * 0x01010101u; }
 
+// Four 16-bit lanes (two words: lanes 0 and 1 in `lo`, 2 and 3 in `hi`), each clamped to
+// cap (cap2: cap in both halves), as the four bytes of one word in lane order: how a window's
+// lanes, which may pass cap (CountLanes16At), become one-byte counts.
+__device__ __forceinline__ uint32_t PackClampedLanes16(uint32_t lo, uint32_t hi, uint32_t cap2) {
+  return __byte_perm(__vminu2(lo, cap2), __vminu2(hi, cap2), 0x6420);
+}
+
 // Saturating add of `inc` into the word at `w` (bytes as above), exact under any
 // concurrency; `seen` is a value the caller already read from *w (a guess; any value works).
 __device__ __forceinline__ void MergeWordFrom(uint32_t* w, uint32_t inc, uint32_t cap4,

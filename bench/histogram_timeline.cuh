@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <utility>
 #include <vector>
@@ -19,6 +21,7 @@
 #include "kernels/cuda/histogram/deferred_misses.cuh"
 #include "kernels/cuda/histogram/histogram_accumulate.h"
 #include "kernels/cuda/histogram/tile_view.cuh"
+#include "kernels/cuda/histogram/tile_windows.cuh"
 
 namespace histd::bench {
 
@@ -58,6 +61,41 @@ struct PhaseSums {
     return t;
   }
 };
+
+// Spins for spin_ns, then stamps %globaltimer: launched just before the stamped launch, it
+// keeps the GPU busy while the host enqueues that launch, as back-to-back launches do.
+__global__ void StampNowKernel(unsigned long long* out, unsigned long long spin_ns) {
+  unsigned long long t0, t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  do {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  } while (t - t0 < spin_ns);
+  *out = t;
+}
+
+// HISTD_BENCH_TIMELINE_DUMP=path: the raw stamps of one launch, for offline analysis: a
+// line "marker before|after ns" (a one-thread kernel on the same stream before and after
+// the launch), then "window b s0 .. s2", "tile t s0 .. s6" and "unit u s0 .. s3" (0 = not reached).
+inline void DumpRawTimeline(const char* path, unsigned long long before, unsigned long long after,
+                            const std::vector<unsigned long long>& windows, int window_stamps,
+                            const std::vector<unsigned long long>& tiles, int tile_stamps,
+                            const std::vector<unsigned long long>& units, int unit_stamps) {
+  FILE* f = std::fopen(path, "w");
+  if (f == nullptr) return;
+  std::fprintf(f, "marker %llu %llu\n", before, after);
+  auto rows = [&](const char* name, const std::vector<unsigned long long>& v, int per) {
+    for (size_t u = 0; u * per < v.size(); ++u) {
+      if (v[u * per] == 0) continue;
+      std::fprintf(f, "%s %zu", name, u);
+      for (int k = 0; k < per; ++k) std::fprintf(f, " %llu", v[u * per + k]);
+      std::fprintf(f, "\n");
+    }
+  };
+  rows("window", windows, window_stamps);
+  rows("tile", tiles, tile_stamps);
+  rows("unit", units, unit_stamps);
+  std::fclose(f);
+}
 
 // A zeroed device buffer for `count` stamps, read back once.
 class StampBuffer {
@@ -99,7 +137,17 @@ inline void PrintTileTimeline(const std::string& workload, histd::cuda::Histogra
   constexpr int kStamps = hg::kTimelineStamps, kFold = hg::kFoldTimelineStamps;
   StampBuffer tile_stamps((args.total_samples / 1024 + size_t(args.work_count) + 1) * kStamps);
   StampBuffer fold_stamps(size_t(args.work_count) * hg::kDeferMaxRanges * kFold);
+  StampBuffer markers(2), window_stamps(size_t(histd::cuda::CurrentDeviceSmCountOr()) * 16 * hg::kWindowTimelineStamps);
+  BENCH_CUDA(cudaDeviceSynchronize());
+  StampNowKernel<<<1, 1>>>(markers.get(), 200000);
+  args.options.bench_window_timeline = window_stamps.get();
   RunStamped(args, ws, tile_stamps, fold_stamps);
+  StampNowKernel<<<1, 1>>>(markers.get() + 1, 0);
+  BENCH_CUDA(cudaDeviceSynchronize());
+  const std::vector<unsigned long long> marks = markers.Read(), ws_stamps = window_stamps.Read();
+  if (const char* dump = std::getenv("HISTD_BENCH_TIMELINE_DUMP"); dump != nullptr)
+    DumpRawTimeline(dump, marks[0], marks[1], ws_stamps, hg::kWindowTimelineStamps, tile_stamps.Read(), kStamps,
+                    fold_stamps.Read(), kFold);
   // A block's first tile (tiles are dealt round-robin to one block per SM) against its later
   // ones: the first pays cold instruction caches and every block starting at once.
   const size_t blocks = size_t(histd::cuda::CurrentDeviceSmCountOr());
@@ -165,6 +213,29 @@ inline void PrintTileTimeline(const std::string& workload, histd::cuda::Histogra
     }
     t.Add({"gap from the first kernel's last tile to the second's first unit",
            Fmt("%.2f", (double(fold.first) - double(tiles.last)) * 1e-3), "", "", "-"});
+  }
+  // The window kernel (ChooseTileWindowsKernel): its blocks that chose a window (stamp 3
+  // reached; the others only planned), launched after a one-thread kernel that spins and
+  // then stamps (as a previous launch's last kernel would end).
+  constexpr int kWin = hg::kWindowTimelineStamps;
+  const PhaseSums win(ws_stamps, kWin, [&](size_t b) { return ws_stamps[b * kWin + 3] != 0 ? 0 : 1; });
+  if (win.units[0] != 0) {
+    const char* win_names[kWin - 1] = {"plan the launch's tiles (every block)", "find the block's tile's item",
+                                       "read the item, issue the probe loads, set up the grid and shapes",
+                                       "count the probes on the coarse grid", "summed-area table (two scans)",
+                                       "score every (shape, placement)", "decode and fit the winner",
+                                       "estimate the misses, write the tile's window"};
+    double chose = 0;
+    for (int k = 0; k + 1 < kWin; ++k) chose += win.us[0][k];
+    t.Add({"window kernel (" + Fmt("%zu", win.units[0]) + " blocks that chose a window)", "us per block", "", "", ""});
+    for (int k = 0; k + 1 < kWin; ++k)
+      t.Add({win_names[k], Fmt("%.2f", win.us[0][k] / win.units[0]), "", "", Fmt("%.1f%%", 100 * win.us[0][k] / chose)});
+    t.Add({"the previous kernel's end to the window kernel's first block", Fmt("%.2f", (double(win.first) - double(marks[0])) * 1e-3),
+           "", "", "-"});
+    t.Add({"window kernel's span (first block start to last block end)", Fmt("%.2f", double(win.last - win.first) * 1e-3),
+           "", "", "-"});
+    t.Add({"the window kernel's last block to the first tile", Fmt("%.2f", (double(tiles.first) - double(win.last)) * 1e-3),
+           "", "", "-"});
   }
   // What the spans leave out: the planner and the window choice (ChooseTileWindowsKernel)
   // before the first tile, launch latencies, the tail after the last stamp.

@@ -8,14 +8,14 @@
 // So a cluster anywhere, a single hot bin, or a band all land in the window; uniform data
 // gets some window, which is as good as any. Histograms that fit whole skip all of this.
 //
-// Cost: one round of probe loads, two scan passes over <= 2048 cells, ~5,000 summed-area
+// Cost: one round of probe loads, two scan passes over <= 2048 cells, ~6,000 summed-area
 // scores spread over the block; one block chooses one tile's window
 // (tile_windows.cuh).
 #pragma once
 
 #include <cstdint>
 
-#include "kernels/cuda/histogram/fast_divide.h"
+#include "kernels/cuda/common/bench_timeline.cuh"
 #include "kernels/cuda/histogram/histogram_tuning.h"
 
 namespace histd::cuda::histogram {
@@ -83,7 +83,9 @@ __host__ __device__ inline bool ShapeOf(int s, const CoarseGrid& g, uint32_t cap
   if (h > g.grid_rows) return false;
   if (s == kPow2Shapes && (g.grid_rows & (g.grid_rows - 1)) == 0) return false;  // seen
   const uint64_t cell_area = uint64_t{h} * g.cell_h * g.cell_w;
-  uint64_t w = cell_area == 0 ? 0 : capacity / cell_area;
+  // capacity / cell_area in 32 bits where it fits (a 64-bit division is a long dependent
+  // chain on the GPU, and this one sits on the window kernel's critical path).
+  uint64_t w = cell_area == 0 || cell_area > 0xFFFFFFFFull ? 0 : capacity / static_cast<uint32_t>(cell_area);
   if (w > g.grid_cols) w = g.grid_cols;
   if (w == 0) {
     if (h != 1) return false;
@@ -138,116 +140,147 @@ __device__ __forceinline__ void ScanRunsOf8(uint32_t* cells, uint32_t lines, uin
   }
 }
 
-// A candidate shape's placement count and where its ids start (SelectWindow's scratch).
+// A candidate shape's placements and where its ids start (SelectWindow's scratch): the
+// placement with top-left cell (i, j) is id base + i * pos_c + j.
 struct WindowShape {
-  uint32_t a, b;        // cells high and wide
-  uint32_t positions;   // 0: not a candidate (ShapeOf false)
-  uint32_t base;        // first candidate id of this shape
-  FastDivide by_pos_c;  // position -> (row, column) of positions (d: positions per row)
+  uint32_t a, b;          // cells high and wide
+  uint32_t pos_r, pos_c;  // placements down and across; 0 x 0: not a candidate (ShapeOf false)
+  uint32_t base;          // first candidate id of this shape
 };
 
-// Block-wide. `probe(i, &row, &col)` returns false for a sample that falls outside the
-// histogram (coordinates out of range); i in [0, probes). `cells` is shared scratch of at
-// least kGridRows * kGridCols words; `warp_best` shared [kThreads / 32]. Ends with a barrier;
-// every thread returns the same window and, when `captured` is not null, stores the probes
-// inside the chosen coarse rectangle there (a lower bound on the window's share: the fitted
-// window contains that rectangle).
-// Every step is spread over the block with no serial chain longer than a few dozen
-// instructions (H100: the first version, a warp per grid row and every thread deriving all
-// shapes with 64-bit divisions, took ~14 us per tile; the whole choice is latency).
+// Benchmark-only stamps per block of the window kernel (StampTimeline, null in production):
+// 0 entry, 1 planned, 2 the tile's item found (tile_windows.cuh and its kernel), 3 grid and
+// shapes set up, 4 probes counted, 5 summed-area table built, 6 placements scored, 7 the
+// winner decoded (SelectWindow), 8 the block's last window written.
+inline constexpr int kWindowTimelineStamps = 9;
+
+// SelectWindow's summed-area table: cell (r, c) of the coarse grid at
+// [(r + 1) * kSatStride + c + 1], row 0 and column 0 zero, so that a rectangle's sum is four
+// loads without bounds tests; kGridCols words of slack past the last row let a thread whose
+// placement is not a candidate read (and discard) past the grid's right edge.
+inline constexpr uint32_t kSatStride = kGridCols + 1;
+inline constexpr int kWindowCells = (kGridRows + 1) * kSatStride + kGridCols;
+
+// Block-wide. `probe` reads the samples in two steps, so that every load is in flight
+// while the block sets up the grid and the shapes: `probe.Load(i)` for i in [0, probes)
+// returns a Probe::Raw, and `probe.Bin(raw, &row, &col)` bins it, false for a sample that
+// falls outside the histogram (coordinates out of range). `cells`: shared scratch of
+// kWindowCells words; `warp_best`: shared [kThreads / 32]. Ends with a barrier; every thread
+// returns the same window and, when `captured` is not null, stores the probes inside the
+// chosen coarse rectangle there (a lower bound on the window's share: the fitted window
+// contains that rectangle). `stamps`: benchmark-only (kWindowTimelineStamps per block).
+// The whole choice is a latency chain on one SM (H100: ~14 us per tile in its first version,
+// a warp per grid row and every thread deriving all shapes with 64-bit divisions): every
+// step is spread over the block, and the scoring, which issues the most instructions, takes
+// ~14 per placement (four loads, no bounds tests, 32-bit keys).
 template <int kThreads, class Probe>
 __device__ Window SelectWindow(uint32_t rows, uint32_t cols, uint32_t capacity, uint32_t probes,
-                               Probe probe, uint32_t* cells,
-                               unsigned long long* warp_best, uint32_t* captured = nullptr) {
-  static_assert(kThreads % 32 == 0 && kThreads >= 64, "whole warps");
+                               const Probe& probe, uint32_t* cells,
+                               uint32_t* warp_best, uint32_t* captured = nullptr,
+                               unsigned long long* stamps = nullptr) {
+  static_assert(kThreads % kGridCols == 0 && kThreads / 32 <= 32, "a thread per coarse column in each row group");
   static_assert(kGridCols == 64 && kGridRows == 32, "the scans cut rows into 8 runs of 8, columns into 4");
-  // Raw storage: FastDivide's member initializers would be a dynamic initialization.
-  __shared__ alignas(16) unsigned char shape_bytes[sizeof(WindowShape) * kWindowShapes];
-  WindowShape* shapes = reinterpret_cast<WindowShape*>(shape_bytes);
+  // Keys: count << kIdBits | (kIdMask - id), so that the largest key is the most probes, ties
+  // to the lowest id.
+  constexpr int kIdBits = 14;
+  constexpr uint32_t kIdMask = (1u << kIdBits) - 1;
+  static_assert(kWindowShapes * kGridRows * kGridCols <= kIdMask, "every placement id fits");
+  static_assert(kWindowProbeSamples < (1u << (32 - kIdBits)), "every count fits");
+  __shared__ WindowShape shapes[kWindowShapes];
   __shared__ Window chosen;
   __shared__ uint32_t chosen_count;
-  const CoarseGrid g = CoarseGrid::For(rows, cols);
-  const uint32_t ncells = g.grid_rows * g.grid_cols;
   const int tid = threadIdx.x, lane = tid & 31;
-  for (uint32_t c = tid; c < ncells; c += kThreads) cells[c] = 0;
+  // The probes' loads first: their round trip overlaps everything up to the first barrier.
+  constexpr int kPerThread = (kWindowProbeSamples + kThreads - 1) / kThreads;
+  typename Probe::Raw raw[kPerThread];
+#pragma unroll
+  for (int k = 0; k < kPerThread; ++k) {
+    const uint32_t i = tid + k * kThreads;
+    if (i < probes) raw[k] = probe.Load(i);
+  }
+  const CoarseGrid g = CoarseGrid::For(rows, cols);
+  const uint32_t sat_words = (g.grid_rows + 1) * kSatStride;
+  for (uint32_t c = tid; c < sat_words; c += kThreads) cells[c] = 0;
   if (tid < kWindowShapes) {
-    WindowShape sh{0, 0, 0, 0, FastDivide::For(1)};
+    WindowShape sh{0, 0, 0, 0, 0};
     if (ShapeOf(tid, g, capacity, &sh.a, &sh.b)) {
-      const uint32_t pos_c = g.grid_cols - sh.b + 1;
-      sh.positions = (g.grid_rows - sh.a + 1) * pos_c;
-      sh.by_pos_c = FastDivide::For(pos_c);
+      sh.pos_r = g.grid_rows - sh.a + 1;
+      sh.pos_c = g.grid_cols - sh.b + 1;
     }
     shapes[tid] = sh;
   }
   __syncthreads();
-  // The probes: every load in flight before any count.
-  constexpr int kPerThread = (kWindowProbeSamples + kThreads - 1) / kThreads;
-  uint32_t pr[kPerThread], pc[kPerThread];
-  bool ok[kPerThread];
+  StampTimeline<kWindowTimelineStamps>(stamps, blockIdx.x, 3);
+  uint32_t* grid = cells + kSatStride + 1;  // cell (r, c) at grid[r * kSatStride + c]
 #pragma unroll
   for (int k = 0; k < kPerThread; ++k) {
     const uint32_t i = tid + k * kThreads;
-    ok[k] = i < probes && probe(i, &pr[k], &pc[k]);
+    uint32_t r, c;
+    if (i < probes && probe.Bin(raw[k], &r, &c)) atomicAdd(&grid[(r / g.cell_h) * kSatStride + c / g.cell_w], 1u);
   }
-#pragma unroll
-  for (int k = 0; k < kPerThread; ++k)
-    if (ok[k]) atomicAdd(&cells[(pr[k] / g.cell_h) * g.grid_cols + pc[k] / g.cell_w], 1u);
-  if (tid == 0) {  // ids: shapes in order, positions row-major (ties go to the lowest id)
+  if (tid == 0) {  // ids: shapes in order, placements row-major
     uint32_t base = 0;
     for (int s = 0; s < kWindowShapes; ++s) {
       shapes[s].base = base;
-      base += shapes[s].positions;
+      base += shapes[s].pos_r * shapes[s].pos_c;
     }
   }
   __syncthreads();
+  StampTimeline<kWindowTimelineStamps>(stamps, blockIdx.x, 4);
   // Inclusive summed-area table in place: along rows (8 runs a row, 4 rows a warp), then down
   // columns (4 runs a column, 8 columns a warp).
-  ScanRunsOf8<kThreads, 8>(cells, g.grid_rows, kGridRows, g.grid_cols, g.grid_cols, 1);
+  ScanRunsOf8<kThreads, 8>(grid, g.grid_rows, kGridRows, g.grid_cols, kSatStride, 1);
   __syncthreads();
-  ScanRunsOf8<kThreads, 4>(cells, g.grid_cols, kGridCols, g.grid_rows, 1, g.grid_cols);
+  ScanRunsOf8<kThreads, 4>(grid, g.grid_cols, kGridCols, g.grid_rows, 1, kSatStride);
   __syncthreads();
-  auto sat = [&](int i, int j) -> uint32_t {  // sum of cells [0, i] x [0, j]; -1 gives 0
-    return (i < 0 || j < 0) ? 0u : cells[i * g.grid_cols + j];
-  };
-  // Score every (shape, position), positions dealt over the block. key = count << 32 | ~id.
-  unsigned long long mine = 0;
+  StampTimeline<kWindowTimelineStamps>(stamps, blockIdx.x, 5);
+  // Score every (shape, placement): thread (row group, column j) takes the placements of
+  // column j in rows row group, row group + kRowGroups, ... (a warp shares its row group, so
+  // a shape's rows past its last placement are skipped by whole warps).
+  constexpr uint32_t kRowGroups = kThreads / kGridCols;
+  constexpr int kRowSteps = (kGridRows + kRowGroups - 1) / kRowGroups;
+  const uint32_t j0 = tid % kGridCols, row_group = tid / kGridCols;
+  uint32_t mine = 0;
+#pragma unroll
   for (int s = 0; s < kWindowShapes; ++s) {
-    const WindowShape& sh = shapes[s];
-    for (uint32_t p = tid; p < sh.positions; p += kThreads) {
-      uint32_t i0, j0;
-      sh.by_pos_c.DivMod(p, &i0, &j0);
-      const int i1 = i0 + sh.a - 1, j1 = j0 + sh.b - 1;
-      const uint32_t count = sat(i1, j1) - sat(int(i0) - 1, j1) - sat(i1, int(j0) - 1) + sat(int(i0) - 1, int(j0) - 1);
-      const unsigned long long key = (static_cast<unsigned long long>(count) << 32) | (~(sh.base + p));
-      if (key > mine) mine = key;
+    const WindowShape sh = shapes[s];
+    const uint32_t down = sh.a * kSatStride, across = sh.b;
+    const bool column_ok = j0 < sh.pos_c;
+#pragma unroll
+    for (int k = 0; k < kRowSteps; ++k) {
+      const uint32_t i0 = row_group + k * kRowGroups;
+      if (i0 >= sh.pos_r) break;  // warp-uniform
+      const uint32_t* corner = cells + i0 * kSatStride + j0;  // the sum of rows < i0, columns < j0
+      const uint32_t count = corner[down + across] - corner[across] - corner[down] + corner[0];
+      const uint32_t key = count << kIdBits | (kIdMask - (sh.base + i0 * sh.pos_c + j0));
+      if (column_ok) mine = max(mine, key);
     }
   }
-  for (int off = 16; off > 0; off >>= 1) {
-    const unsigned long long other = __shfl_xor_sync(0xffffffffu, mine, off);
-    if (other > mine) mine = other;
-  }
+  mine = __reduce_max_sync(0xffffffffu, mine);
   if (lane == 0) warp_best[tid >> 5] = mine;
   __syncthreads();
-  if (tid == 0) {  // the best key, decoded back to (shape, position) and fitted
-    unsigned long long best = 0;
-    for (int w = 0; w < kThreads / 32; ++w) best = warp_best[w] > best ? warp_best[w] : best;
-    const uint32_t id = ~static_cast<uint32_t>(best & 0xFFFFFFFFull);
-    Window win{0, 0, 0, 0};
-    for (int s = 0; s < kWindowShapes; ++s) {
-      const WindowShape& sh = shapes[s];
-      if (id - sh.base >= sh.positions) continue;  // not this shape's (or not a candidate)
-      uint32_t i0, j0;
-      sh.by_pos_c.DivMod(id - sh.base, &i0, &j0);
-      const uint32_t r0 = i0 * g.cell_h, c0 = j0 * g.cell_w;
-      const uint32_t r1 = min(rows, r0 + sh.a * g.cell_h), c1 = min(cols, c0 + sh.b * g.cell_w);
-      win = FitWindow(rows, cols, capacity, r0, r1 - r0, c0, c1 - c0);
-      break;
+  StampTimeline<kWindowTimelineStamps>(stamps, blockIdx.x, 6);
+  if (tid < 32) {  // the best key, decoded back to (shape, placement) and fitted
+    const uint32_t best = __reduce_max_sync(0xffffffffu, lane < kThreads / 32 ? warp_best[lane] : 0u);
+    if (tid == 0) {
+      const uint32_t id = kIdMask - (best & kIdMask);
+      Window win{0, 0, 0, 0};
+      for (int s = 0; s < kWindowShapes; ++s) {
+        const WindowShape& sh = shapes[s];
+        if (id - sh.base >= sh.pos_r * sh.pos_c) continue;  // not this shape's (or not a candidate)
+        const uint32_t i0 = (id - sh.base) / sh.pos_c, j0 = id - sh.base - i0 * sh.pos_c;
+        const uint32_t r0 = i0 * g.cell_h, c0 = j0 * g.cell_w;
+        const uint32_t r1 = min(rows, r0 + sh.a * g.cell_h), c1 = min(cols, c0 + sh.b * g.cell_w);
+        win = FitWindow(rows, cols, capacity, r0, r1 - r0, c0, c1 - c0);
+        break;
+      }
+      chosen = win;
+      chosen_count = best >> kIdBits;
     }
-    chosen = win;
-    chosen_count = static_cast<uint32_t>(best >> 32);
   }
   __syncthreads();  // `cells`, `warp_best` and the shapes are free again; `chosen` is
                     // rewritten only after the next call's first two barriers
+  StampTimeline<kWindowTimelineStamps>(stamps, blockIdx.x, 7);
   if (captured != nullptr) *captured = chosen_count;
   return chosen;
 }

@@ -87,7 +87,11 @@ __device__ void PlanTiles(const HistogramWork* work, int work_count, uint32_t ti
     if (i < work_count) {
       const uint64_t count = work[i].count;
       const uint64_t bins = uint64_t{work[i].rows} * work[i].cols;
-      tiles = static_cast<uint32_t>((count + tile_samples - 1) / tile_samples);
+      // In 32 bits where the count allows (a 64-bit division is a long chain, and this one is
+      // on the window kernel's critical path).
+      tiles = count <= uint64_t{0xFFFFFFFFu - tile_samples}
+                  ? (static_cast<uint32_t>(count) + tile_samples - 1) / tile_samples
+                  : static_cast<uint32_t>((count + tile_samples - 1) / tile_samples);
       const bool defers = unit_start != nullptr && DefersMisses(bins, count, defer_bins_per_miss);
       units = defers ? DeferRanges(bins) : 0u;
       pool_units = defers ? ItemPoolUnits(count, tiles, warps) : 0u;
@@ -129,7 +133,6 @@ __global__ void __launch_bounds__(kPlanThreads) PlanTilesKernel(const HistogramW
                           warps, defer_bins_per_miss, temp);
 }
 
-constexpr int kWindowThreads = 256;
 // Launches of at most this many work items need no planner kernel: every block of the window
 // kernel plans the tiles itself (in shared memory, to find its tiles' items), and its block 0
 // writes the plan for the kernels after it.
@@ -145,12 +148,16 @@ struct InlinePlan {
   uint32_t warps;
 };
 
-// kPlans: the launch has at most kWindowPlanItems items, and this kernel plans them (it is
-// launched after the previous kernel on the stream, whose reads of the workspace it must not
-// race); otherwise it is launched dependent on PlanTilesKernel.
+// kPlans: the launch has at most kWindowPlanItems items, and this kernel plans them;
+// otherwise it follows PlanTilesKernel. Either way it is launched dependent on the kernel
+// before it on the stream (the previous launch's last kernel lets it be scheduled early, so
+// that its blocks start as that kernel's leave) and waits for it before reading anything:
+// its input may be that kernel's output, and that kernel may still read the workspace.
 template <bool kPlans>
 __global__ void __launch_bounds__(kWindowThreads) ChooseTileWindowsKernel(TileWindowParams p, InlinePlan plan) {
-  __shared__ uint32_t cells[kGridRows * kGridCols];
+  __shared__ uint32_t cells[kWindowCells];
+  WaitForProducer();
+  StampTimeline<kWindowTimelineStamps>(p.bench_timeline, blockIdx.x, 0);
   if constexpr (kPlans) {
     __shared__ uint32_t tiles[kWindowPlanItems + 1];
     __shared__ typename PlanScan<kWindowThreads>::TempStorage temp;
@@ -162,13 +169,14 @@ __global__ void __launch_bounds__(kWindowThreads) ChooseTileWindowsKernel(TileWi
     if (writer)
       for (int i = threadIdx.x; i <= p.work_count; i += kWindowThreads) plan.tile_start[i] = tiles[i];
     TriggerDependents();  // the hot-window kernel may be scheduled (it waits for this grid)
+    StampTimeline<kWindowTimelineStamps>(p.bench_timeline, blockIdx.x, 1);
     p.tile_start = tiles;
     ChooseTileWindowsBlock<kWindowThreads>(p, cells);
   } else {
-    WaitForProducer();  // launched dependent on PlanTilesKernel
     // The hot-window kernel may be scheduled now: its blocks (the whole register file of an
     // SM each) start as these leave, and wait for this grid's completion.
     TriggerDependents();
+    StampTimeline<kWindowTimelineStamps>(p.bench_timeline, blockIdx.x, 1);
     ChooseTileWindowsBlock<kWindowThreads>(p, cells);
   }
 }
@@ -184,7 +192,7 @@ absl::Status LaunchChooseTileWindowsAs(const TileWindowParams& p, const InlinePl
   if (kPlans && blocks == 0) blocks = 1;  // the plan is written even when no tile exists
   if (blocks == 0) return absl::OkStatus();
   ExtendedLaunchConfig launch(dim3(static_cast<unsigned>(blocks)), dim3(kWindowThreads), 0, stream,
-                              /*dependent=*/!kPlans);
+                              /*dependent=*/true);
   HISTD_CUDA_RETURN_IF_ERROR(cudaLaunchKernelEx(&launch.config, ChooseTileWindowsKernel<kPlans>, p, plan));
   return CheckLaunch("ChooseTileWindowsKernel", stream);
 }
@@ -201,6 +209,9 @@ absl::Status LaunchPlanAndWindows(const TileWindowParams& p, const InlinePlan& p
 }
 
 __global__ void __launch_bounds__(kDeferFoldThreads, kDeferFoldBlocksPerSm) FoldDeferredKernel(DeferredFoldParams p) {
+  // A dependent launch after this one (the next launch's window kernel) may be scheduled
+  // now: its blocks take the SMs that this kernel's tail leaves idle, and wait for this grid.
+  TriggerDependents();
   extern __shared__ uint4 dynamic_shared[];
   FoldDeferredBlock<kDeferFoldThreads>(p, reinterpret_cast<uint8_t*>(dynamic_shared));
 }
@@ -539,7 +550,7 @@ absl::Status HistogramAccumulate::run(const HistogramAccumulateArgs& args, void*
   // A tile of the plan is what one block (or one cluster) takes at a time.
   const histogram::TileWindowParams wp{args.work,   args.work_count, args.samples,        p.tile_start,
                                        plan.plan_tile, window_bins,  plan.defers,         defer_bins_per_miss,
-                                       windows,        p.defer.staged_slots};
+                                       windows,        p.defer.staged_slots, o.bench_window_timeline};
   const histogram::InlinePlan ip{static_cast<uint32_t*>(workspace), p.defer.unit_start, p.defer.item_pool,
                                  p.defer.item_alloc, p.defer.any_record, plan.defer.warps};
   HISTD_RETURN_IF_ERROR(histogram::LaunchPlanAndWindows(wp, ip, plan.window_tiles, *sm_count, stream));

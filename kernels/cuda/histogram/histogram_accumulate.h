@@ -103,6 +103,8 @@ struct HistogramAccumulateOptions {
   unsigned long long* bench_fold_timeline = nullptr;  // the same for the deferred fold:
                                  // kFoldTimelineStamps per (item, range) unit (deferred_misses.cuh);
                                  // kBucketed: kBucketUnitStamps per (histogram, slice) unit
+  unsigned long long* bench_window_timeline = nullptr;  // the same for the window kernel:
+                                 // kWindowTimelineStamps per block (tile_windows.cuh)
 };
 
 struct HistogramAccumulateArgs {

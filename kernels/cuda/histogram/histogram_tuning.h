@@ -228,6 +228,11 @@ inline constexpr int kWindowProbeSamples = 1024;
 // samples took ~20 us per tile at the start of a Roulo launch, all blocks probing at once).
 inline constexpr uint32_t kWindowProbeRun = 16;
 static_assert(kWindowProbeSamples % kWindowProbeRun == 0, "whole runs");
+// Threads of a window-kernel block (ChooseTileWindowsKernel): one tile's choice is a latency
+// chain whose parallel steps (a probe load per thread, the placements' scores) shorten with
+// the block.
+// (H100, Roulo, session 22: 256 and 512 alike, 1024 slower: the planner's scans spill.)
+inline constexpr int kWindowThreads = 512;
 
 // Roulo's variants (seeds/003): one block of this many threads per histogram part, and a
 // 16-bit shared-memory hot window of this many bins for V5/V6 (96 KiB).

@@ -112,6 +112,15 @@ struct AxisView {
     x_scale = __fdiv_rn(__uint2float_rn(cols), __fsub_rn(x_hi, x_lo));
     y_scale = __fdiv_rn(__uint2float_rn(rows), __fsub_rn(y_hi, y_lo));
   }
+  // The shape alone, for index samples (no axes: no divisions, which for equal bounds take
+  // the division's slow path). Bin must not be called on it.
+  __device__ static AxisView IndicesOnly(const HistogramWork& w) { return AxisView(w.rows, w.cols); }
+
+ private:
+  __device__ AxisView(uint32_t r, uint32_t c)
+      : rows(r), cols(c), x_lo(0), x_hi(0), y_lo(0), y_hi(0), x_scale(0), y_scale(0) {}
+
+ public:
   // Coordinates to (row, col); counts the outflow; false when either axis is out of range.
   __device__ bool Bin(float x, float y, uint32_t* row, uint32_t* col, uint32_t (&out)[5]) const {
     const int64_t c = AxisBin(x, x_lo, x_hi, x_scale, cols);

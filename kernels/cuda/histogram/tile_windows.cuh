@@ -34,7 +34,10 @@ struct TileWindowParams {
   uint32_t defer_bins_per_miss; // DefersMisses' threshold
   TileWindow* windows;          // tile_start[work_count] entries, written here
   uint32_t staged_slots;        // plan tiles below this may stage their windows (DeferredArea)
+  unsigned long long* bench_timeline;  // null unless benchmarking: kWindowTimelineStamps per block
+                                       // (block_window_select.cuh)
 };
+
 
 // Whether plan tile t (of an item of item_tiles tiles) stages its window's counts for the
 // second kernel instead of merging them (kStagedWindowSlots, histogram_tuning.h): its misses
@@ -51,12 +54,41 @@ __device__ __forceinline__ bool StagesWindow(const HistogramWork& item, const Ti
          w.ww % 16 == 0;
 }
 
+// SelectWindow's probe of one tile: sample k of the probe is sample
+// k % kWindowProbeRun of run k / kWindowProbeRun, runs run_stride samples apart from
+// span_begin; index samples (one word) or (x, y) pairs (two floats, binned by the axes).
+struct TileProbe {
+  using Raw = uint2;
+  const uint32_t* words;
+  uint64_t span_begin;
+  uint32_t run_stride;
+  bool pairs;
+  AxisView ax;
+  __device__ __forceinline__ uint64_t At(uint32_t k) const {
+    return span_begin + uint64_t{k / kWindowProbeRun} * run_stride + k % kWindowProbeRun;
+  }
+  __device__ __forceinline__ uint2 Load(uint32_t k) const {
+    const uint64_t s = At(k);
+    if (!pairs) return make_uint2(words[s], 0);
+    return make_uint2(words[2 * s], words[2 * s + 1]);
+  }
+  __device__ __forceinline__ bool Bin(uint2 raw, uint32_t* r, uint32_t* c) const {
+    if (!pairs) {
+      *r = raw.x / ax.cols;  // a plain division: no divisor setup on the critical path
+      *c = raw.x - *r * ax.cols;
+      return true;
+    }
+    uint32_t scratch[5] = {0, 0, 0, 0, 0};
+    return ax.Bin(__uint_as_float(raw.x), __uint_as_float(raw.y), r, c, scratch);
+  }
+};
+
 // Chooses the window of plan tile t (every thread of the block calls it; it ends with a
 // barrier and every thread returns the same TileWindow). The samples probed are those of
 // the whole plan tile, so that the blocks of a cluster, which share the tile, share the window.
 template <int kThreads>
 __device__ TileWindow ChooseTileWindow(const TileWindowParams& p, uint32_t t, uint32_t* cells,
-                                       unsigned long long* warp_best, int* item_slot) {
+                                       uint32_t* warp_best, int* item_slot) {
   const int tid = threadIdx.x;
   if (tid < 32) {
     const int item = FindUnitItem(p.tile_start, p.work_count, 0, t, tid);
@@ -64,7 +96,8 @@ __device__ TileWindow ChooseTileWindow(const TileWindowParams& p, uint32_t t, ui
   }
   __syncthreads();
   const int i = *item_slot;
-  const HistogramWork& item = p.work[i];
+  StampTimeline<kWindowTimelineStamps>(p.bench_timeline, blockIdx.x, 2);
+  const HistogramWork item = p.work[i];  // every field in one round trip
   const uint64_t count = item.count;
   const uint64_t span_begin = uint64_t{t - p.tile_start[i]} * p.plan_tile_samples;
   const uint64_t span_end = span_begin + p.plan_tile_samples < count ? span_begin + p.plan_tile_samples : count;
@@ -77,44 +110,36 @@ __device__ TileWindow ChooseTileWindow(const TileWindowParams& p, uint32_t t, ui
   } else if (bins <= p.window_bins) {
     tw.window = Window{0, 0, item.rows, item.cols};
   } else {
-    const uint32_t* words = p.samples + item.sample_offset;
-    const bool pairs = item.kind == 1;
-    const uint32_t span_n = static_cast<uint32_t>(span_end - span_begin);
-    const uint32_t probes = span_n < kWindowProbeSamples ? span_n : kWindowProbeSamples;
-    const FastDivide by_cols = FastDivide::For(item.cols);
-    const AxisView ax(item);
     // Runs of kWindowProbeRun consecutive samples spread evenly over the span (a span
     // shorter than the probe is read whole): a warp's probes touch 2 runs, i.e. a few
     // sectors, instead of 32 scattered ones.
+    const uint32_t span_n = static_cast<uint32_t>(span_end - span_begin);
+    const uint32_t probes = span_n < kWindowProbeSamples ? span_n : kWindowProbeSamples;
     const uint32_t runs = probes / kWindowProbeRun;
-    const uint32_t run_stride = probes < kWindowProbeSamples ? kWindowProbeRun : span_n / runs;
-    auto probe = [&](uint32_t k, uint32_t* r, uint32_t* c) -> bool {
-      const uint64_t s = span_begin + uint64_t{k / kWindowProbeRun} * run_stride + k % kWindowProbeRun;
-      if (!pairs) {
-        const uint32_t idx = words[s];
-        *r = by_cols.Quotient(idx);
-        *c = idx - *r * item.cols;
-        return true;
-      }
-      uint32_t scratch[5] = {0, 0, 0, 0, 0};
-      const float* f = reinterpret_cast<const float*>(words);
-      return ax.Bin(f[2 * s], f[2 * s + 1], r, c, scratch);
-    };
+    const bool pairs = item.kind == 1;
+    const TileProbe probe{p.samples + item.sample_offset, span_begin,
+                          probes < kWindowProbeSamples ? kWindowProbeRun : span_n / runs, pairs,
+                          pairs ? AxisView(item) : AxisView::IndicesOnly(item)};
     uint32_t captured = 0;
-    tw.window = SelectWindow<kThreads>(item.rows, item.cols, p.window_bins, probes, probe, cells, warp_best, &captured);
+    tw.window = SelectWindow<kThreads>(item.rows, item.cols, p.window_bins, probes, probe, cells, warp_best, &captured,
+                                       p.bench_timeline);
     miss_probes = probes - captured;
     all_probes = probes == 0 ? 1 : probes;
   }
-  tw.defers = p.defers && DefersMisses(bins, count * miss_probes / all_probes, p.defer_bins_per_miss) ? 1u : 0u;
+  // The tile's misses, estimated from the probes' (a shift for the usual whole probe: a
+  // 64-bit division is a long chain on this kernel's critical path).
+  const uint64_t scaled = count * miss_probes;
+  const uint64_t misses = (all_probes & (all_probes - 1)) == 0 ? scaled >> (31 - __clz(all_probes)) : scaled / all_probes;
+  tw.defers = p.defers && DefersMisses(bins, misses, p.defer_bins_per_miss) ? 1u : 0u;
   tw.staged = StagesWindow(item, tw, t, p.tile_start[i + 1] - p.tile_start[i], p.staged_slots) ? 1u : 0u;
   return tw;
 }
 
-// The whole kernel's block: plan tiles dealt round-robin. Shared: `cells` of at least
-// kGridRows * kGridCols words.
+// The whole kernel's block: plan tiles dealt round-robin. Shared: `cells` of kWindowCells
+// words.
 template <int kThreads>
 __device__ void ChooseTileWindowsBlock(const TileWindowParams& p, uint32_t* cells) {
-  __shared__ unsigned long long warp_best[kThreads / 32];
+  __shared__ uint32_t warp_best[kThreads / 32];
   __shared__ int item_slot;
   const uint32_t total = p.tile_start[p.work_count];
   for (uint32_t t = blockIdx.x; t < total; t += gridDim.x) {
@@ -122,6 +147,7 @@ __device__ void ChooseTileWindowsBlock(const TileWindowParams& p, uint32_t* cell
     if (threadIdx.x == 0) p.windows[t] = tw;
     __syncthreads();  // every thread has read item_slot (tiles without a probe have no other barrier)
   }
+  StampTimeline<kWindowTimelineStamps>(p.bench_timeline, blockIdx.x, 8);
 }
 
 }  // namespace histd::cuda::histogram

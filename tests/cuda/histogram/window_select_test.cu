@@ -1,9 +1,10 @@
-// The hot-window choice (block_window_select.cuh, as ChooseTileWindowsKernel runs it: 256
-// threads a block) against a host reference that scores every candidate rectangle by summing
-// its cells directly (no summed-area table, no shape table): the same window, and the same
-// count of probes captured, for clustered, off-centre, uniform and single-bin probes, on
-// histogram shapes smaller and larger than the coarse grid, with every probe count from 0 to
-// a full probe and window capacities from 1 bin to more than the histogram.
+// The hot-window choice (block_window_select.cuh, in blocks of kWindowThreads as
+// ChooseTileWindowsKernel runs it, and of the fewest and most threads it allows) against a
+// host reference that scores every candidate rectangle by summing its cells directly (no
+// summed-area table, no shape table): the same window, and the same count of probes
+// captured, for clustered, off-centre, uniform and single-bin probes, on histogram shapes
+// smaller and larger than the coarse grid, with every probe count from 0 to a full probe and
+// window capacities from 1 bin to more than the histogram.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -23,26 +24,35 @@ namespace {
 
 namespace hg = cuda::histogram;
 
-constexpr int kThreads = 256;  // ChooseTileWindowsKernel's block
 
 struct Case {
   uint32_t rows, cols, capacity;
   std::vector<uint32_t> r, c;  // probes
 };
 
+// SelectWindow's probe: (row, col) pairs read from two arrays.
+struct CaseProbe {
+  using Raw = uint2;
+  const uint32_t* r;
+  const uint32_t* c;
+  __device__ uint2 Load(uint32_t i) const { return make_uint2(r[i], c[i]); }
+  __device__ bool Bin(uint2 raw, uint32_t* row, uint32_t* col) const {
+    *row = raw.x;
+    *col = raw.y;
+    return true;
+  }
+};
+
 // One block per case: probes (row, col) from the case's arrays; out = r0, c0, wh, ww, captured.
+template <int kThreads>
 __global__ void SelectKernel(const uint32_t* dims, const uint32_t* offsets,
                              const uint32_t* probe_r, const uint32_t* probe_c, uint32_t* out) {
-  __shared__ uint32_t cells[hg::kGridRows * hg::kGridCols];
-  __shared__ unsigned long long warp_best[kThreads / 32];
+  __shared__ uint32_t cells[hg::kWindowCells];
+  __shared__ uint32_t warp_best[kThreads / 32];
   const uint32_t k = blockIdx.x;
   const uint32_t rows = dims[3 * k], cols = dims[3 * k + 1], capacity = dims[3 * k + 2];
   const uint32_t first = offsets[k], probes = offsets[k + 1] - offsets[k];
-  auto probe = [&](uint32_t i, uint32_t* r, uint32_t* c) -> bool {
-    *r = probe_r[first + i];
-    *c = probe_c[first + i];
-    return true;
-  };
+  const CaseProbe probe{probe_r + first, probe_c + first};
   uint32_t captured = 0;
   const hg::Window w =
       hg::SelectWindow<kThreads>(rows, cols, capacity, probes, probe, cells, warp_best, &captured);
@@ -151,24 +161,31 @@ TEST(CudaHistogramWindowSelect, MatchesTheHostReference) {
   auto d_dims = upload(dims), d_offsets = upload(offsets), d_r = upload(pr), d_c = upload(pc);
   const size_t out_bytes = cases.size() * 5 * 4;
   auto d_out = cuda::DeviceBuffer::Allocate(out_bytes).value();
-  PoisonDevice(d_out.get(), out_bytes);
-  SelectKernel<<<static_cast<unsigned>(cases.size()), kThreads>>>(d_dims.as<uint32_t>(),
-                                                                    d_offsets.as<uint32_t>(), d_r.as<uint32_t>(),
-                                                                    d_c.as<uint32_t>(), d_out.as<uint32_t>());
-  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-  std::vector<uint32_t> out(cases.size() * 5);
-  ASSERT_EQ(cudaMemcpy(out.data(), d_out.get(), out_bytes, cudaMemcpyDeviceToHost), cudaSuccess);
-  for (size_t i = 0; i < cases.size(); ++i) {
-    uint32_t captured = 0;
-    const hg::Window want = ReferenceWindow(cases[i], &captured);
-    const uint32_t* got = &out[5 * i];
-    EXPECT_EQ(got[0], want.r0) << names[i];
-    EXPECT_EQ(got[1], want.c0) << names[i];
-    EXPECT_EQ(got[2], want.wh) << names[i];
-    EXPECT_EQ(got[3], want.ww) << names[i];
-    EXPECT_EQ(got[4], captured) << names[i];
-    EXPECT_LE(uint64_t{want.wh} * want.ww, cases[i].capacity) << names[i];
-  }
+  // The window kernel's block, and the smallest and largest blocks the code allows.
+  auto check = [&](auto kernel, int threads) {
+    PoisonDevice(d_out.get(), out_bytes);
+    kernel<<<static_cast<unsigned>(cases.size()), threads>>>(d_dims.as<uint32_t>(), d_offsets.as<uint32_t>(),
+                                                            d_r.as<uint32_t>(), d_c.as<uint32_t>(),
+                                                            d_out.as<uint32_t>());
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    std::vector<uint32_t> out(cases.size() * 5);
+    ASSERT_EQ(cudaMemcpy(out.data(), d_out.get(), out_bytes, cudaMemcpyDeviceToHost), cudaSuccess);
+    for (size_t i = 0; i < cases.size(); ++i) {
+      uint32_t captured = 0;
+      const hg::Window want = ReferenceWindow(cases[i], &captured);
+      const uint32_t* got = &out[5 * i];
+      const std::string name = names[i] + " (" + std::to_string(threads) + " threads)";
+      EXPECT_EQ(got[0], want.r0) << name;
+      EXPECT_EQ(got[1], want.c0) << name;
+      EXPECT_EQ(got[2], want.wh) << name;
+      EXPECT_EQ(got[3], want.ww) << name;
+      EXPECT_EQ(got[4], captured) << name;
+      EXPECT_LE(uint64_t{want.wh} * want.ww, cases[i].capacity) << name;
+    }
+  };
+  check(SelectKernel<hg::kWindowThreads>, hg::kWindowThreads);
+  check(SelectKernel<64>, 64);
+  check(SelectKernel<1024>, 1024);
 }
 
 }  // namespace

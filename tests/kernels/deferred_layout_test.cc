@@ -18,8 +18,8 @@ TEST(DeferredLayout, RegionsAreAlignedOrderedAndLargeEnough) {
     for (uint64_t samples : {uint64_t{0}, uint64_t{1}, uint64_t{1} << 20, (uint64_t{1} << 26) + 3}) {
       const size_t base = 4 * (size_t(work_count) + 1);
       const DeferredLayout l = DeferredLayout::For(base, samples, work_count, 1u << 17, 1024, 64 * 1024);
-      const size_t starts[] = {l.unit_start, l.item_pool, l.item_alloc, l.locks, l.any_record, l.slots, l.pool,
-                               l.staged, l.end};
+      const size_t starts[] = {l.unit_start, l.item_pool, l.item_alloc, l.locks, l.any_record, l.pending, l.slots,
+                               l.pool,       l.staged,    l.end};
       EXPECT_GE(l.unit_start, base);
       for (size_t i = 0; i < sizeof(starts) / sizeof(starts[0]); ++i) {
         EXPECT_EQ(starts[i] % 256, 0u) << i;
@@ -29,6 +29,16 @@ TEST(DeferredLayout, RegionsAreAlignedOrderedAndLargeEnough) {
       EXPECT_GE(l.item_alloc - l.item_pool, 8 * size_t(work_count));
       EXPECT_GE(l.locks - l.item_alloc, 8 * size_t(work_count));
       EXPECT_GE(l.any_record - l.locks, 4 * size_t{kDeferLocks});
+      // any_record, then next_unit, then the pending counts where DeferredArea::pending() finds them.
+      EXPECT_EQ(l.next_unit, l.any_record + 4);
+      EXPECT_EQ(l.pending, l.any_record + DeferredArea::kPendingAfterAnyRecord);
+      EXPECT_GE(l.slots - l.pending, 4 * size_t{kPendingSlots});
+      if (l.end <= (size_t{1} << 24)) {  // the small layouts: a workspace to point into
+        std::vector<uint8_t> ws(l.end);
+        const DeferredArea a = l.At(ws.data());
+        EXPECT_EQ(reinterpret_cast<uint8_t*>(a.pending()), ws.data() + l.pending);
+      }
+      EXPECT_EQ(DeferredArea{}.pending(), nullptr);  // a launch that does not defer
       EXPECT_GE(l.pool - l.slots, 4 * l.tiles * l.slots_per_tile);
       EXPECT_GE(l.staged - l.pool, 16 * l.pool_units);
       // A staged window for each of the first plan tiles, the whole window capacity each.

@@ -188,10 +188,6 @@ __device__ void HotWindowBlock(const HotWindowParams& p, uint32_t* lanes, uint32
   __shared__ uint32_t lane_sink[32];  // CountLanes16At's adds that count nothing (never read)
   const int tid = threadIdx.x;
   constexpr bool defers = kDefers;
-  if constexpr (defers) {  // the second kernel's locks, zeroed here (off the planner's serial path)
-    for (uint32_t i = blockIdx.x * kThreads + tid; i < kDeferLocks; i += gridDim.x * kThreads)
-      p.defer.locks[i] = 0;
-  }
   if (defers && tid == 0) {
     defer.work = p.work;
     defer.tile_start = p.tile_start;
@@ -290,6 +286,13 @@ __device__ void HotWindowBlock(const HotWindowParams& p, uint32_t* lanes, uint32
       }
     }
     SyncGroup<kCluster>();  // lanes and shared state are reused by the next tile
+    if (defers && tid == 0) {
+      // The tile is done with its histogram (records, staged window, bins, outflow): one
+      // fewer tile for the second kernel's units on it to wait for (PlanTiles set the count).
+      // The barrier above and this fence make the block's writes visible before the count.
+      __threadfence();
+      atomicSub(&p.defer.pending()[PendingSlot(tile.item.bins)], 1u);
+    }
     StampTimeline<kTimelineStamps>(p.bench_timeline, t, 6);
   }
 }

@@ -56,6 +56,14 @@ HISTD_HD inline uint64_t ItemPoolUnits(uint64_t samples, uint64_t tiles, uint32_
   return (142 * (samples / 257 + tiles * warps) + 2 * samples + 15) / 16;
 }
 
+// A histogram's hash (of its bins' address): RangeLock's and PendingSlot's.
+HISTD_HD inline uint32_t HistogramHash(const void* bins) {
+  return static_cast<uint32_t>(((reinterpret_cast<uintptr_t>(bins) >> 4) * 0x9E3779B97F4A7C15ull) >> 40);
+}
+// The slot of DeferredArea::pending that counts the tiles writing a histogram (histograms
+// that share a slot share a count: a unit then waits for both, which is only later).
+HISTD_HD inline uint32_t PendingSlot(const void* bins) { return HistogramHash(bins) & (kPendingSlots - 1); }
+
 // The deferral area of one launch's workspace as pointers (DeferredLayout::At); all null
 // (value-initialized, DeferredArea{}) when the launch does not defer. A plain aggregate, so
 // that it can sit in shared memory and kernel parameters. Shared by the hot-window kernel, its deferring warps and
@@ -64,7 +72,7 @@ struct DeferredArea {
   uint32_t* unit_start;            // work_count + 1: exclusive prefix of ranges per item
   uint64_t* item_pool;             // work_count: first pool unit of each item
   unsigned long long* item_alloc;  // work_count: records << 32 | units taken
-  uint32_t* locks;                 // kDeferLocks (zeroed by the hot-window kernel)
+  uint32_t* locks;                 // kDeferLocks (zeroed by the window kernel)
   uint32_t* any_record;            // set by the launch's first record
   uint32_t* next_unit;             // the second kernel's unit counter (DrawFoldUnit)
   uint32_t* slots;                 // item i's record offsets from tile_start[i] * slots_per_tile
@@ -73,6 +81,14 @@ struct DeferredArea {
   uint32_t slots_per_tile;
   uint32_t staged_slots;           // plan tiles that may stage their window (TileWindow::staged)
   uint32_t staged_bytes;           // bytes per staged window: the config's window capacity
+
+  // kPendingSlots: the plan tiles still to finish per PendingSlot (the planner sets them, the
+  // hot-window kernel counts them down, the second kernel waits for 0). Derived, not a field:
+  // a larger DeferredArea made the second kernel's parameters spill (H100 ptxas, session 22).
+  HISTD_HD uint32_t* pending() const {
+    return any_record == nullptr ? nullptr : any_record + kPendingAfterAnyRecord / 4;
+  }
+  static constexpr size_t kPendingAfterAnyRecord = 256;  // bytes: any_record, next_unit, padding
 };
 
 struct DeferredLayout {
@@ -86,9 +102,10 @@ struct DeferredLayout {
   size_t unit_start = 0;         // work_count + 1 u32: exclusive prefix of ranges per item
   size_t item_pool = 0;          // work_count u64: first pool unit of each item (planner)
   size_t item_alloc = 0;         // work_count u64: records << 32 | units taken (zeroed by the planner)
-  size_t locks = 0;              // kDeferLocks u32 (zeroed by the hot-window kernel)
+  size_t locks = 0;              // kDeferLocks u32 (zeroed by the window kernel)
   size_t any_record = 0;         // u32: set by the first record (zeroed by the planner)
   size_t next_unit = 0;          // u32, right after any_record: the second kernel's unit counter (zeroed by the planner)
+  size_t pending = 0;            // kPendingSlots u32 (the launch's slots set by the planner)
   size_t slots = 0;              // tiles * slots_per_tile u32: record offsets
   size_t pool = 0;
   size_t staged = 0;             // staged_slots * staged_bytes
@@ -111,7 +128,8 @@ struct DeferredLayout {
     l.locks = Align(l.item_alloc + 8 * static_cast<size_t>(work_count));
     l.any_record = Align(l.locks + 4 * size_t{kDeferLocks});
     l.next_unit = l.any_record + 4;  // PlanTiles zeroes both words
-    l.slots = Align(l.next_unit + 4);
+    l.pending = Align(l.next_unit + 4);  // == any_record + DeferredArea::kPendingAfterAnyRecord
+    l.slots = Align(l.pending + 4 * size_t{kPendingSlots});
     l.pool = Align(l.slots + 4 * l.tiles * l.slots_per_tile);
     l.staged_bytes = (window_bins + 15) / 16 * 16;
     l.staged_slots = static_cast<uint32_t>(l.tiles < kStagedWindowSlots ? l.tiles : kStagedWindowSlots);

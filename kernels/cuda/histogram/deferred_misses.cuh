@@ -23,6 +23,8 @@
 // misses and deferred misses are all saturating adds, which compose (exact_bin_ops.cuh).
 #pragma once
 
+#include <cuda/atomic>
+
 #include <cstdint>
 
 #include "kernels/cuda/common/bench_timeline.cuh"
@@ -181,8 +183,7 @@ static_assert(255 + kMaxThreadsPerBlockForLanes * kMaxPendingLanesPerThread <= k
 
 // The lock of (histogram, range): ranges of one histogram take consecutive locks.
 __device__ __forceinline__ uint32_t* RangeLock(uint32_t* locks, const uint8_t* bins, uint32_t r) {
-  const uint64_t h = (reinterpret_cast<uintptr_t>(bins) >> 4) * 0x9E3779B97F4A7C15ull;
-  return locks + ((static_cast<uint32_t>(h >> 40) + r) & (kDeferLocks - 1));
+  return locks + ((HistogramHash(bins) + r) & (kDeferLocks - 1));
 }
 
 // The lock of a unit, taken by one thread (before a barrier that precedes the merge)
@@ -703,13 +704,29 @@ __device__ __forceinline__ PlacedUnit DrawFoldUnit(const DeferredFoldParams& p, 
   return PlaceFoldUnit(p, units, __shfl_sync(0xffffffffu, u, 0), lane);
 }
 
-// Warp-wide, after WaitForProducer: unit q resolved into *f when it has records or staged
-// windows; otherwise units are drawn (DrawFoldUnit) until one has. Returns the unit's index,
-// or `units` when none is left. Empty units are passed over here, off the block's path.
+// Warp-wide: waits until every plan tile that writes item i's histogram is done (the
+// hot-window kernel counts DeferredArea::pending down as its tiles end), so that the item's
+// records and staged windows are complete and no tile of the first kernel still writes its
+// bins. Lane 0 polls with acquire loads; the warp barrier passes their order on to the lanes.
+using DeviceWord = ::cuda::atomic_ref<uint32_t, ::cuda::thread_scope_device>;
+
+__device__ __forceinline__ void WaitForItemTiles(const DeferredFoldParams& p, int i, int lane) {
+  if (lane == 0) {
+    const DeviceWord left(p.area.pending()[PendingSlot(p.work[i].bins)]);
+    while (left.load(::cuda::memory_order_acquire) != 0) __nanosleep(256);
+  }
+  __syncwarp();
+}
+
+// Warp-wide: unit q resolved into *f when it has records or staged windows (once its item's
+// tiles are done, WaitForItemTiles); otherwise units are drawn (DrawFoldUnit) until one has.
+// Returns the unit's index, or `units` when none is left. Empty units are passed over here,
+// off the block's path.
 __device__ __forceinline__ uint32_t TakeFoldUnit(const DeferredFoldParams& p, uint32_t units, PlacedUnit q,
                                                  FoldUnit* f) {
   const int lane = static_cast<int>(threadIdx.x & 31);
   for (; q.u < units; q = DrawFoldUnit(p, units, lane)) {  // warp-uniform
+    WaitForItemTiles(p, q.item, lane);
     const FoldUnit g = ResolveFoldUnit(p, q.item, q.r, q.staged);
     if (g.records != 0 || g.staged != 0) {
       if (lane == 0) *f = g;
@@ -750,8 +767,15 @@ __device__ void FoldDeferredBlock(const DeferredFoldParams& p, uint8_t* lanes) {
   const uint32_t units = p.area.unit_start[p.work_count];
   PlacedUnit first;
   if (dealer) first = PlaceFoldUnit(p, units, blockIdx.x, tid & 31);
-  WaitForProducer();  // launched dependent on the hot-window kernel (LaunchFoldDeferred)
-  if (*p.area.any_record == 0) return;  // no tile deferred (clustered data, small batches)
+  // Launched dependent on the hot-window kernel, and started while its tiles end: a unit
+  // waits for the tiles on its histogram only (WaitForItemTiles), and the whole kernel for
+  // the first (WaitForProducer) only where it must: to learn that no tile deferred, and
+  // before it exits, so that the launch completes after both kernels.
+  const DeviceWord any_record(*p.area.any_record);  // set by the first kernel's tiles as they run
+  if (any_record.load(::cuda::memory_order_relaxed) == 0) {
+    WaitForProducer();
+    if (any_record.load(::cuda::memory_order_relaxed) == 0) return;  // no tile deferred (clustered data, small batches)
+  }
   if (dealer) {
     const uint32_t u = TakeFoldUnit(p, units, first, &ahead[0]);
     if (tid == kCounters) ahead_u[0] = u;
@@ -806,6 +830,7 @@ __device__ void FoldDeferredBlock(const DeferredFoldParams& p, uint8_t* lanes) {
     }
     StampTimeline<kFoldTimelineStamps>(p.bench_timeline, u, 3);
   }
+  WaitForProducer();  // the first kernel's completion (its last tiles' work is already seen)
   // Benchmark only: the block's exit, as a first stamp past the launch's units (a row whose
   // last stamp stays 0, which the timeline reads as an exit).
   if (units + blockIdx.x < static_cast<uint64_t>(p.work_count) * kDeferMaxRanges)

@@ -59,8 +59,10 @@ struct ConfigBudget {
 // exclusive prefix of tiles per item. With deferred misses (unit_start != nullptr) also
 // unit_start: exclusive prefix of deferred ranges per item (DefersMisses/DeferRanges),
 // item_pool: exclusive prefix of ItemPoolUnits over the deferring items, item_alloc[i] = 0,
-// and any_record's two words (DeferredLayout: the record flag, then the second kernel's unit
-// counter) = 0.
+// any_record's two words (DeferredLayout: the record flag, then the second kernel's unit
+// counter) = 0, and pending[PendingSlot(bins)] = the tiles of the items on those bins.
+// block_tile_item (shared, optional): the item that holds plan tile blockIdx.x, stored there
+// when that tile exists (untouched otherwise).
 template <int kThreads>
 struct PlanScan {
   using Scan = cub::BlockScan<uint32_t, kThreads>;
@@ -73,13 +75,17 @@ struct PlanScan {
 template <int kThreads>
 __device__ void PlanTiles(const HistogramWork* work, int work_count, uint32_t tile_samples, uint32_t* tile_start,
                           uint32_t* unit_start, uint64_t* item_pool, unsigned long long* item_alloc,
-                          uint32_t* any_record, uint32_t warps, uint32_t defer_bins_per_miss,
-                          typename PlanScan<kThreads>::TempStorage& temp) {
+                          uint32_t* any_record, uint32_t* pending, uint32_t warps, uint32_t defer_bins_per_miss,
+                          typename PlanScan<kThreads>::TempStorage& temp, int* block_tile_item = nullptr) {
   using Scan = typename PlanScan<kThreads>::Scan;
   using Scan64 = typename PlanScan<kThreads>::Scan64;
   uint32_t carry = 0, unit_carry = 0;
   uint64_t pool_carry = 0;
   if (any_record != nullptr && threadIdx.x < 2) any_record[threadIdx.x] = 0;  // and next_unit
+  if (pending != nullptr) {  // the launch's slots cleared (at L2, as the additions below are)
+    for (int i = threadIdx.x; i < work_count; i += kThreads) atomicExch(&pending[PendingSlot(work[i].bins)], 0u);
+    __syncthreads();
+  }
   for (int base = 0; base < work_count; base += kThreads) {
     const int i = base + static_cast<int>(threadIdx.x);
     uint32_t tiles = 0, units = 0;
@@ -95,10 +101,12 @@ __device__ void PlanTiles(const HistogramWork* work, int work_count, uint32_t ti
       const bool defers = unit_start != nullptr && DefersMisses(bins, count, defer_bins_per_miss);
       units = defers ? DeferRanges(bins) : 0u;
       pool_units = defers ? ItemPoolUnits(count, tiles, warps) : 0u;
+      if (pending != nullptr && tiles != 0) atomicAdd(&pending[PendingSlot(work[i].bins)], tiles);
     }
     uint32_t start, total;
     Scan(temp.scan).ExclusiveSum(tiles, start, total);
     if (i < work_count) tile_start[i] = carry + start;
+    if (block_tile_item != nullptr && blockIdx.x - (carry + start) < tiles) *block_tile_item = i;
     carry += total;
     __syncthreads();  // temp is reused
     if (unit_start != nullptr) {
@@ -127,10 +135,11 @@ __global__ void __launch_bounds__(kPlanThreads) PlanTilesKernel(const HistogramW
                                                                 uint32_t tile_samples, uint32_t* tile_start,
                                                                 uint32_t* unit_start, uint64_t* item_pool,
                                                                 unsigned long long* item_alloc, uint32_t* any_record,
-                                                                uint32_t warps, uint32_t defer_bins_per_miss) {
+                                                                uint32_t* pending, uint32_t warps,
+                                                                uint32_t defer_bins_per_miss) {
   __shared__ typename PlanScan<kPlanThreads>::TempStorage temp;
   PlanTiles<kPlanThreads>(work, work_count, tile_samples, tile_start, unit_start, item_pool, item_alloc, any_record,
-                          warps, defer_bins_per_miss, temp);
+                          pending, warps, defer_bins_per_miss, temp);
 }
 
 // Launches of at most this many work items need no planner kernel: every block of the window
@@ -145,6 +154,8 @@ struct InlinePlan {
   uint64_t* item_pool;
   unsigned long long* item_alloc;
   uint32_t* any_record;
+  uint32_t* pending;
+  uint32_t* locks;  // zeroed by every block of the window kernel (null: the launch does not defer)
   uint32_t warps;
 };
 
@@ -161,23 +172,32 @@ __global__ void __launch_bounds__(kWindowThreads) ChooseTileWindowsKernel(TileWi
   if constexpr (kPlans) {
     __shared__ uint32_t tiles[kWindowPlanItems + 1];
     __shared__ typename PlanScan<kWindowThreads>::TempStorage temp;
+    // The item of the block's first tile (blockIdx.x), so that it needs no search: written by
+    // the planner when that tile exists, and read only then.
+    __shared__ int first_item;
     const bool writer = blockIdx.x == 0;  // the plan the later kernels read
     PlanTiles<kWindowThreads>(p.work, p.work_count, p.plan_tile_samples, tiles, writer ? plan.unit_start : nullptr,
-                              plan.item_pool, plan.item_alloc, writer ? plan.any_record : nullptr, plan.warps,
-                              p.defer_bins_per_miss, temp);
+                              plan.item_pool, plan.item_alloc, writer ? plan.any_record : nullptr,
+                              writer ? plan.pending : nullptr, plan.warps, p.defer_bins_per_miss, temp, &first_item);
     __syncthreads();
     if (writer)
       for (int i = threadIdx.x; i <= p.work_count; i += kWindowThreads) plan.tile_start[i] = tiles[i];
     TriggerDependents();  // the hot-window kernel may be scheduled (it waits for this grid)
     StampTimeline<kWindowTimelineStamps>(p.bench_timeline, blockIdx.x, 1);
     p.tile_start = tiles;
-    ChooseTileWindowsBlock<kWindowThreads>(p, cells);
+    ChooseTileWindowsBlock<kWindowThreads>(p, cells, first_item);
   } else {
     // The hot-window kernel may be scheduled now: its blocks (the whole register file of an
     // SM each) start as these leave, and wait for this grid's completion.
     TriggerDependents();
     StampTimeline<kWindowTimelineStamps>(p.bench_timeline, blockIdx.x, 1);
     ChooseTileWindowsBlock<kWindowThreads>(p, cells);
+  }
+  // The second kernel's range locks, off the choice's path: that kernel takes them before it
+  // waits for the first kernel, which starts after this grid completes.
+  if (plan.locks != nullptr) {
+    for (uint32_t i = blockIdx.x * kWindowThreads + threadIdx.x; i < kDeferLocks; i += gridDim.x * kWindowThreads)
+      plan.locks[i] = 0;
   }
 }
 
@@ -203,7 +223,7 @@ absl::Status LaunchPlanAndWindows(const TileWindowParams& p, const InlinePlan& p
   if (p.work_count <= kWindowPlanItems) return LaunchChooseTileWindowsAs<true>(p, plan, tile_bound, sm_count, stream);
   PlanTilesKernel<<<1, kPlanThreads, 0, stream>>>(p.work, p.work_count, p.plan_tile_samples, plan.tile_start,
                                                   plan.unit_start, plan.item_pool, plan.item_alloc, plan.any_record,
-                                                  plan.warps, p.defer_bins_per_miss);
+                                                  plan.pending, plan.warps, p.defer_bins_per_miss);
   HISTD_RETURN_IF_ERROR(CheckLaunch("PlanTilesKernel", stream));
   return LaunchChooseTileWindowsAs<false>(p, plan, tile_bound, sm_count, stream);
 }
@@ -552,7 +572,8 @@ absl::Status HistogramAccumulate::run(const HistogramAccumulateArgs& args, void*
                                        plan.plan_tile, window_bins,  plan.defers,         defer_bins_per_miss,
                                        windows,        p.defer.staged_slots, o.bench_window_timeline};
   const histogram::InlinePlan ip{static_cast<uint32_t*>(workspace), p.defer.unit_start, p.defer.item_pool,
-                                 p.defer.item_alloc, p.defer.any_record, plan.defer.warps};
+                                 p.defer.item_alloc,  p.defer.any_record, p.defer.pending(),
+                                 p.defer.locks,       plan.defer.warps};
   HISTD_RETURN_IF_ERROR(histogram::LaunchPlanAndWindows(wp, ip, plan.window_tiles, *sm_count, stream));
   HISTD_RETURN_IF_ERROR(histogram::LaunchConfig(config, p, plan.window_tiles, *sm_count, stream));
   if (!plan.defers || (o.bench_probe & histogram::kProbeSkipDeferredFold)) return absl::OkStatus();

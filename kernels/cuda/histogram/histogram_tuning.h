@@ -126,6 +126,10 @@ inline constexpr uint32_t kDeferRecordHeaderBytes = kDeferMaxRanges * 2;  // u16
 inline constexpr int kDeferFoldThreads = 512;
 inline constexpr int kDeferFoldBlocksPerSm = 2;
 inline constexpr uint32_t kDeferLocks = 4096;     // (histogram, range) locks, hashed
+// Per histogram (hashed, HistogramHash): the plan tiles of a launch still to finish, counted
+// down by the hot-window kernel, so that the second kernel starts a unit as soon as every tile
+// that writes the unit's histogram is done instead of waiting for the whole first kernel.
+inline constexpr uint32_t kPendingSlots = 4096;
 // Staged windows: a deferring tile writes its window's clamped counts to the workspace (one
 // slot of window_bins bytes per plan tile, for the first kStagedWindowSlots tiles of a
 // launch) instead of merging them with word CAS at its end, and the second kernel adds them

@@ -86,16 +86,19 @@ struct TileProbe {
 // Chooses the window of plan tile t (every thread of the block calls it; it ends with a
 // barrier and every thread returns the same TileWindow). The samples probed are those of
 // the whole plan tile, so that the blocks of a cluster, which share the tile, share the window.
+// known_item: t's item when the caller knows it (else -1: found here).
 template <int kThreads>
 __device__ TileWindow ChooseTileWindow(const TileWindowParams& p, uint32_t t, uint32_t* cells,
-                                       uint32_t* warp_best, int* item_slot) {
+                                       uint32_t* warp_best, int* item_slot, int known_item) {
   const int tid = threadIdx.x;
-  if (tid < 32) {
-    const int item = FindUnitItem(p.tile_start, p.work_count, 0, t, tid);
-    if (tid == 0) *item_slot = item;
+  if (known_item < 0) {  // block-uniform
+    if (tid < 32) {
+      const int item = FindUnitItem(p.tile_start, p.work_count, 0, t, tid);
+      if (tid == 0) *item_slot = item;
+    }
+    __syncthreads();
   }
-  __syncthreads();
-  const int i = *item_slot;
+  const int i = known_item < 0 ? *item_slot : known_item;
   StampTimeline<kWindowTimelineStamps>(p.bench_timeline, blockIdx.x, 2);
   const HistogramWork item = p.work[i];  // every field in one round trip
   const uint64_t count = item.count;
@@ -136,14 +139,15 @@ __device__ TileWindow ChooseTileWindow(const TileWindowParams& p, uint32_t t, ui
 }
 
 // The whole kernel's block: plan tiles dealt round-robin. Shared: `cells` of kWindowCells
-// words.
+// words. first_item: the item of the block's first tile (blockIdx.x) when known, else -1.
 template <int kThreads>
-__device__ void ChooseTileWindowsBlock(const TileWindowParams& p, uint32_t* cells) {
+__device__ void ChooseTileWindowsBlock(const TileWindowParams& p, uint32_t* cells, int first_item = -1) {
   __shared__ uint32_t warp_best[kThreads / 32];
   __shared__ int item_slot;
   const uint32_t total = p.tile_start[p.work_count];
   for (uint32_t t = blockIdx.x; t < total; t += gridDim.x) {
-    const TileWindow tw = ChooseTileWindow<kThreads>(p, t, cells, warp_best, &item_slot);
+    const TileWindow tw = ChooseTileWindow<kThreads>(p, t, cells, warp_best, &item_slot,
+                                                     t == blockIdx.x ? first_item : -1);
     if (threadIdx.x == 0) p.windows[t] = tw;
     __syncthreads();  // every thread has read item_slot (tiles without a probe have no other barrier)
   }

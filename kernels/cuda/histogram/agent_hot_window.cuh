@@ -233,8 +233,10 @@ __device__ void HotWindowBlock(const HotWindowParams& p, uint32_t* lanes, uint32
     const uint32_t* words = p.samples + item.sample_offset;
     const bool pairs = item.kind == 1;
     const Window win = tile.window;
-    // Clear the window's lanes (rounded up to whole 16-byte vectors; capacity allows it).
-    const uint32_t clear_vec = (win.wh * win.ww + 7) / 8;
+    // Clear the window's lanes (rounded up to whole 16-byte vectors; capacity allows it),
+    // except for the block's first tile: the kernel cleared them all while it waited for
+    // the window kernel.
+    const uint32_t clear_vec = t == group ? 0u : (win.wh * win.ww + 7) / 8;
     for (uint32_t i = tid; i < clear_vec && 4 * i < lane_words; i += kThreads)
       reinterpret_cast<uint4*>(lanes)[i] = make_uint4(0, 0, 0, 0);
     __syncthreads();

@@ -314,16 +314,19 @@ __global__ void __launch_bounds__(kHotWindowConfigs[kConfig].threads,
                                   kHotWindowConfigs[kConfig].blocks_per_sm)
     HotWindowKernel(HotWindowParams p) {
   (void)ConfigBudget<kConfig>{};
-  WaitForProducer();  // launched dependent on ChooseTileWindowsKernel (which planned, or followed PlanTilesKernel)
-  // The deferred fold (launched dependent on this kernel) may be scheduled now: its blocks
-  // cannot share an SM with this kernel's (shared memory), start as these leave, and wait
-  // for this grid's completion before reading anything (WaitForProducer). H100, Roulo: the
-  // gap between the two kernels was 9.5 us of a 400 us launch.
-  TriggerDependents();
-  extern __shared__ uint4 dynamic_shared[];
-  uint32_t* lanes = reinterpret_cast<uint32_t*>(dynamic_shared);
   constexpr HotWindowConfig c = kHotWindowConfigs[kConfig];
   constexpr uint32_t kLaneWords = c.window_bins / 2;
+  extern __shared__ uint4 dynamic_shared[];
+  // Every lane cleared while the window kernel finishes (HotWindowBlock's first tile relies on it).
+  for (uint32_t i = threadIdx.x; i < kLaneWords / 4; i += c.threads) dynamic_shared[i] = make_uint4(0, 0, 0, 0);
+  WaitForProducer();  // launched dependent on ChooseTileWindowsKernel (which planned, or followed PlanTilesKernel)
+  // The deferred fold (launched dependent on this kernel) may be scheduled now: its blocks
+  // cannot share an SM with this kernel's (shared memory) and start as these leave; a unit
+  // waits for the tiles on its histogram (DeferredArea::pending), the kernel for this grid's
+  // completion before it exits. H100, Roulo: the gap between the two kernels was 9.5 us of a
+  // 400 us launch.
+  TriggerDependents();
+  uint32_t* lanes = reinterpret_cast<uint32_t*>(dynamic_shared);
   uint32_t* queues = lanes + kLaneWords;
   HotWindowBlock<c.threads, c.cluster, c.defer_misses>(p, lanes, kLaneWords, queues);
 }

@@ -15,10 +15,11 @@
 //    and merges the range into the global bytes under the range's lock: coalesced 16-byte
 //    load, saturating add, store; word CAS only for chunks shared with a neighbour. Under
 //    the same lock it then adds the windows that the item's deferring tiles staged instead
-//    of merging them (StageWindow, MergeStagedWindows). The launch's 32-bit updates (window
-//    merges of the tiles that did not stage, immediate misses) are all complete before this
-//    kernel starts; a launch must not overlap another launch on the same histograms
-//    (histogram_accumulate.h).
+//    of merging them (StageWindow, MergeStagedWindows). A unit starts only once every tile
+//    on its histogram is done (DeferredArea::pending, WaitForItemTiles), so the launch's
+//    32-bit updates of those bins (window merges of the tiles that did not stage, immediate
+//    misses) are complete by then; a launch must not overlap another launch on the same
+//    histograms (histogram_accumulate.h).
 // The result is min(cap, start + hits) for every bin: window hits, staged windows, immediate
 // misses and deferred misses are all saturating adds, which compose (exact_bin_ops.cuh).
 #pragma once

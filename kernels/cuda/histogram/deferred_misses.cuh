@@ -16,7 +16,7 @@
 //    load, saturating add, store; word CAS only for chunks shared with a neighbour. Under
 //    the same lock it then adds the windows that the item's deferring tiles staged instead
 //    of merging them (StageWindow, MergeStagedWindows). A unit starts only once every tile
-//    on its histogram is done (DeferredArea::pending, WaitForItemTiles), so the launch's
+//    on its histogram is done (DeferredArea::pending(), WaitForItemTiles), so the launch's
 //    32-bit updates of those bins (window merges of the tiles that did not stage, immediate
 //    misses) are complete by then; a launch must not overlap another launch on the same
 //    histograms (histogram_accumulate.h).
@@ -705,12 +705,13 @@ __device__ __forceinline__ PlacedUnit DrawFoldUnit(const DeferredFoldParams& p, 
   return PlaceFoldUnit(p, units, __shfl_sync(0xffffffffu, u, 0), lane);
 }
 
-// Warp-wide: waits until every plan tile that writes item i's histogram is done (the
-// hot-window kernel counts DeferredArea::pending down as its tiles end), so that the item's
-// records and staged windows are complete and no tile of the first kernel still writes its
-// bins. Lane 0 polls with acquire loads; the warp barrier passes their order on to the lanes.
+// A word the first kernel writes while the second runs, read at device scope.
 using DeviceWord = ::cuda::atomic_ref<uint32_t, ::cuda::thread_scope_device>;
 
+// Warp-wide: waits until every plan tile that writes item i's histogram is done (the
+// hot-window kernel counts DeferredArea::pending() down as its tiles end), so that the item's
+// records and staged windows are complete and no tile of the first kernel still writes its
+// bins. Lane 0 polls with acquire loads; the warp barrier passes their order on to the lanes.
 __device__ __forceinline__ void WaitForItemTiles(const DeferredFoldParams& p, int i, int lane) {
   if (lane == 0) {
     const DeviceWord left(p.area.pending()[PendingSlot(p.work[i].bins)]);

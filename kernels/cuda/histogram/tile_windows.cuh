@@ -16,7 +16,6 @@
 #include "kernels/cuda/histogram/block_window_select.cuh"
 #include "kernels/cuda/histogram/deferred_fold_parts.cuh"
 #include "kernels/cuda/histogram/deferred_layout.h"
-#include "kernels/cuda/histogram/fast_divide.h"
 #include "kernels/cuda/histogram/histogram_accumulate.h"
 #include "kernels/cuda/histogram/histogram_tuning.h"
 #include "kernels/cuda/histogram/tile_view.cuh"
@@ -37,7 +36,6 @@ struct TileWindowParams {
   unsigned long long* bench_timeline;  // null unless benchmarking: kWindowTimelineStamps per block
                                        // (block_window_select.cuh)
 };
-
 
 // Whether plan tile t (of an item of item_tiles tiles) stages its window's counts for the
 // second kernel instead of merging them (kStagedWindowSlots, histogram_tuning.h): its misses

@@ -235,7 +235,7 @@ static_assert(kWindowProbeSamples % kWindowProbeRun == 0, "whole runs");
 // Threads of a window-kernel block (ChooseTileWindowsKernel): one tile's choice is a latency
 // chain whose parallel steps (a probe load per thread, the placements' scores) shorten with
 // the block.
-// (H100, Roulo, session 22: 256 and 512 alike, 1024 slower: the planner's scans spill.)
+// (H100, Roulo, session 22: 256 and 512 alike, 1024 slower: the kernel spills at 64 registers.)
 inline constexpr int kWindowThreads = 512;
 
 // Roulo's variants (seeds/003): one block of this many threads per histogram part, and a

@@ -137,7 +137,9 @@ inline void PrintTileTimeline(const std::string& workload, histd::cuda::Histogra
   constexpr int kStamps = hg::kTimelineStamps, kFold = hg::kFoldTimelineStamps;
   StampBuffer tile_stamps((args.total_samples / 1024 + size_t(args.work_count) + 1) * kStamps);
   StampBuffer fold_stamps(size_t(args.work_count) * hg::kDeferMaxRanges * kFold);
-  StampBuffer markers(2), window_stamps(size_t(histd::cuda::CurrentDeviceSmCountOr()) * 16 * hg::kWindowTimelineStamps);
+  // The window kernel's blocks: at most what fits at once (2,048 threads an SM).
+  const size_t window_blocks = size_t(histd::cuda::CurrentDeviceSmCountOr()) * (2048 / hg::kWindowThreads);
+  StampBuffer markers(2), window_stamps(window_blocks * hg::kWindowTimelineStamps);
   BENCH_CUDA(cudaDeviceSynchronize());
   StampNowKernel<<<1, 1>>>(markers.get(), 200000);
   args.options.bench_window_timeline = window_stamps.get();

@@ -237,8 +237,7 @@ __device__ void HotWindowBlock(const HotWindowParams& p, uint32_t* lanes, uint32
     // except for the block's first tile: the kernel cleared them all while it waited for
     // the window kernel.
     const uint32_t clear_vec = t == group ? 0u : (win.wh * win.ww + 7) / 8;
-    for (uint32_t i = tid; i < clear_vec && 4 * i < lane_words; i += kThreads)
-      reinterpret_cast<uint4*>(lanes)[i] = make_uint4(0, 0, 0, 0);
+    ClearLaneVectors<kThreads>(reinterpret_cast<uint4*>(lanes), min(clear_vec, lane_words / 4));
     __syncthreads();
     StampTimeline<kTimelineStamps>(p.bench_timeline, t, 2);
     const TileView v(tile, lanes, lane_sink, p);

@@ -89,6 +89,7 @@ struct DeferredArea {
     return any_record == nullptr ? nullptr : any_record + kPendingAfterAnyRecord / 4;
   }
   static constexpr size_t kPendingAfterAnyRecord = 256;  // bytes: any_record, next_unit, padding
+  static_assert(kPendingAfterAnyRecord >= 8 && kPendingAfterAnyRecord % 256 == 0, "two words, then aligned");
 };
 
 struct DeferredLayout {
@@ -128,7 +129,7 @@ struct DeferredLayout {
     l.locks = Align(l.item_alloc + 8 * static_cast<size_t>(work_count));
     l.any_record = Align(l.locks + 4 * size_t{kDeferLocks});
     l.next_unit = l.any_record + 4;  // PlanTiles zeroes both words
-    l.pending = Align(l.next_unit + 4);  // == any_record + DeferredArea::kPendingAfterAnyRecord
+    l.pending = l.any_record + DeferredArea::kPendingAfterAnyRecord;  // where DeferredArea::pending() finds it
     l.slots = Align(l.pending + 4 * size_t{kPendingSlots});
     l.pool = Align(l.slots + 4 * l.tiles * l.slots_per_tile);
     l.staged_bytes = (window_bins + 15) / 16 * 16;

@@ -275,13 +275,6 @@ __device__ __forceinline__ void MergeSharedChunk(uint4* base, uint32_t chunk, ui
   MergeWordsAt<4>(reinterpret_cast<uint32_t*>(base), off, word_inc, active, cap4);
 }
 
-// One-byte lanes (kDeferRangeBins of them) zeroed by the block; no barrier.
-template <int kThreads>
-__device__ __forceinline__ void ClearByteLanes(uint8_t* lanes) {
-  for (uint32_t v = threadIdx.x; v < kDeferRangeBins / 16; v += kThreads)
-    reinterpret_cast<uint4*>(lanes)[v] = make_uint4(0, 0, 0, 0);
-}
-
 // The merge of 16-bit lanes for any chunk placement (RangeChunks, or the bucketed strategy's
 // interleaved slices; each chunk is placed once): `range.chunks` chunks; the lanes are
 // cleared as read; ends with a barrier, then releases `lock` unless it is null.
@@ -659,7 +652,7 @@ template <int kThreads>
 __device__ void FoldUnitInHalves(const FoldUnit& f, uint8_t* lanes, uint32_t* lock) {
   static_assert(kThreads <= kMaxThreadsPerBlockForLanes, "16-bit lane proof bound");
   constexpr uint32_t kHalf = kDeferRangeBins >> 1;
-  ClearByteLanes<kThreads>(lanes);
+  ClearLaneVectors<kThreads>(reinterpret_cast<uint4*>(lanes), kDeferRangeBins / 16);  // one-byte lanes
   __syncthreads();
   uint32_t* lanes16 = reinterpret_cast<uint32_t*>(lanes);
   const uint32_t first = f.r << kDeferRangeShift;
@@ -763,7 +756,8 @@ __device__ void FoldDeferredBlock(const DeferredFoldParams& p, uint8_t* lanes) {
   const int tid = threadIdx.x;
   const bool dealer = tid >= kCounters;
   const uint32_t lanes_s = SharedAddress(lanes);
-  ClearByteLanes<kThreads>(lanes);  // while the hot-window kernel finishes (the block's own)
+  // The one-byte lanes cleared while the hot-window kernel finishes (the block's own).
+  ClearLaneVectors<kThreads>(reinterpret_cast<uint4*>(lanes), kDeferRangeBins / 16);
   if (tid < 2) tally[tid] = UnitTally{0, 0};
   // The block's first unit placed meanwhile too (PlaceFoldUnit: the planner's output only).
   const uint32_t units = p.area.unit_start[p.work_count];

@@ -201,6 +201,12 @@ __device__ __forceinline__ uint32_t SaturatingAddBytes(uint32_t word, uint32_t i
 
 __device__ __forceinline__ uint32_t Replicate4(uint32_t cap) { return cap * 0x01010101u; }
 
+// The first n 16-byte vectors of a block's shared lanes zeroed by the block; no barrier.
+template <int kThreads>
+__device__ __forceinline__ void ClearLaneVectors(uint4* lanes, uint32_t n) {
+  for (uint32_t v = threadIdx.x; v < n; v += kThreads) lanes[v] = make_uint4(0, 0, 0, 0);
+}
+
 // Four 16-bit lanes (two words: lanes 0 and 1 in `lo`, 2 and 3 in `hi`), each clamped to
 // cap (cap2: cap in both halves), as the four bytes of one word in lane order: how a window's
 // lanes, which may pass cap (CountLanes16At), become one-byte counts.

@@ -318,7 +318,7 @@ __global__ void __launch_bounds__(kHotWindowConfigs[kConfig].threads,
   constexpr uint32_t kLaneWords = c.window_bins / 2;
   extern __shared__ uint4 dynamic_shared[];
   // Every lane cleared while the window kernel finishes (HotWindowBlock's first tile relies on it).
-  for (uint32_t i = threadIdx.x; i < kLaneWords / 4; i += c.threads) dynamic_shared[i] = make_uint4(0, 0, 0, 0);
+  ClearLaneVectors<c.threads>(dynamic_shared, kLaneWords / 4);
   WaitForProducer();  // launched dependent on ChooseTileWindowsKernel (which planned, or followed PlanTilesKernel)
   // The deferred fold (launched dependent on this kernel) may be scheduled now: its blocks
   // cannot share an SM with this kernel's (shared memory) and start as these leave; a unit

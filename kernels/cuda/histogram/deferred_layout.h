@@ -63,6 +63,15 @@ HISTD_HD inline uint32_t HistogramHash(const void* bins) {
 // The slot of DeferredArea::pending that counts the tiles writing a histogram (histograms
 // that share a slot share a count: a unit then waits for both, which is only later).
 HISTD_HD inline uint32_t PendingSlot(const void* bins) { return HistogramHash(bins) & (kPendingSlots - 1); }
+// A pending slot's word: the tiles still to finish (the low bits: a deferring launch has
+// fewer than 2^26 plan tiles, as can_implement bounds its pool to 2^32 units, i.e. its
+// samples to ~2^35, in tiles of at least 1024), kSlotTaken once an item of the launch
+// counts its tiles there, and kSlotShared once a second one does. A unit whose slot is not
+// shared is the only writer of its range once the slot's tiles are done (histograms that
+// share a slot by hash count as shared), and merges without the range's lock.
+inline constexpr uint32_t kSlotTilesMask = (1u << 30) - 1;
+inline constexpr uint32_t kSlotTaken = 1u << 30;
+inline constexpr uint32_t kSlotShared = 1u << 31;
 
 // The deferral area of one launch's workspace as pointers (DeferredLayout::At); all null
 // (value-initialized, DeferredArea{}) when the launch does not defer. A plain aggregate, so

@@ -15,7 +15,10 @@
 //    and merges the range into the global bytes under the range's lock: coalesced 16-byte
 //    load, saturating add, store; word CAS only for chunks shared with a neighbour. Under
 //    the same lock it then adds the windows that the item's deferring tiles staged instead
-//    of merging them (StageWindow, MergeStagedWindows). A unit starts only once every tile
+//    of merging them (StageWindow, MergeStagedWindows). A histogram that no other item of
+//    the launch writes takes no lock: its unit is the range's only writer (kSlotShared in
+//    deferred_layout.h; the lock's round trip and two fences sat on the dealer's path).
+//    A unit starts only once every tile
 //    on its histogram is done (DeferredArea::pending(), WaitForItemTiles), so the launch's
 //    32-bit updates of those bins (window merges of the tiles that did not stage, immediate
 //    misses) are complete by then; a launch must not overlap another launch on the same
@@ -188,9 +191,11 @@ __device__ __forceinline__ uint32_t* RangeLock(uint32_t* locks, const uint8_t* b
 }
 
 // The lock of a unit, taken by one thread (before a barrier that precedes the merge)
-// while the rest of the block reads the unit's records.
-__device__ __forceinline__ void AcquireRangeLock(uint32_t* lock) {
-  while (atomicCAS(lock, 0u, 1u) != 0u) __nanosleep(64);
+// while the rest of the block reads the unit's records. `first_try`: what an earlier
+// atomicCAS(lock, 0, 1) by this thread returned (0: it took the lock), so that its round
+// trip can overlap other work; the loop retries until the lock is taken.
+__device__ __forceinline__ void AcquireRangeLock(uint32_t* lock, uint32_t first_try) {
+  for (uint32_t seen = first_try; seen != 0u; seen = atomicCAS(lock, 0u, 1u)) __nanosleep(64);
   __threadfence();  // the holder's reads of the range follow the previous holder's stores
 }
 
@@ -360,11 +365,13 @@ struct FoldUnit {
   uint32_t cap, cols;
   uint32_t tile0;         // the item's first plan tile
   uint32_t staged;        // bit j: plan tile tile0 + j staged a window that meets the range
+  bool shared;            // another item of the launch may write the range: merge under its lock
 };
 
 // Range r of item i (the item that owns the unit, FindUnitItem), with the staged windows
 // that meet it (StagedWindowsOfUnit).
-__device__ __forceinline__ FoldUnit ResolveFoldUnit(const DeferredFoldParams& p, int i, uint32_t r, uint32_t staged) {
+__device__ __forceinline__ FoldUnit ResolveFoldUnit(const DeferredFoldParams& p, int i, uint32_t r, uint32_t staged,
+                                                    bool shared) {
   const HistogramWork& w = p.work[i];
   const uint32_t t0 = p.tile_start[i], capacity = (p.tile_start[i + 1] - t0) * p.area.slots_per_tile;
   const uint32_t written = static_cast<uint32_t>(p.area.item_alloc[i] >> 32);
@@ -379,21 +386,23 @@ __device__ __forceinline__ FoldUnit ResolveFoldUnit(const DeferredFoldParams& p,
   f.cols = w.cols;
   f.tile0 = t0;
   f.staged = staged;
+  f.shared = shared;
   return f;
 }
 
 // Warp-wide, for range r of item i: bit j set when plan tile tile_start[i] + j staged its
 // window (TileWindow::staged) and the window's bins meet the range.
+// (The item's shape is loaded with its tiles, before the windows: one round trip fewer.)
 __device__ __forceinline__ uint32_t StagedWindowsOfUnit(const DeferredFoldParams& p, int i, uint32_t r, int lane) {
   const uint32_t t0 = p.tile_start[i], tiles = p.tile_start[i + 1] - t0;
+  const uint32_t cols = p.work[i].cols, range_end = RangeEnd(p.work[i], r);
   bool meets = false;
   if (static_cast<uint32_t>(lane) < tiles && static_cast<uint32_t>(lane) < kMaxStagedTilesPerItem) {
     const TileWindow& tw = p.windows[t0 + lane];
     if (tw.staged != 0) {
-      const HistogramWork& w = p.work[i];
-      const uint64_t first = uint64_t{tw.window.r0} * w.cols + tw.window.c0;
-      const uint64_t end = uint64_t{tw.window.r0 + tw.window.wh - 1} * w.cols + tw.window.c0 + tw.window.ww;
-      meets = first < RangeEnd(w, r) && end > (uint64_t{r} << kDeferRangeShift);
+      const uint64_t first = uint64_t{tw.window.r0} * cols + tw.window.c0;
+      const uint64_t end = uint64_t{tw.window.r0 + tw.window.wh - 1} * cols + tw.window.c0 + tw.window.ww;
+      meets = first < range_end && end > (uint64_t{r} << kDeferRangeShift);
     }
   }
   return __ballot_sync(0xffffffffu, meets) & ((1u << kMaxStagedTilesPerItem) - 1);
@@ -704,13 +713,15 @@ using DeviceWord = ::cuda::atomic_ref<uint32_t, ::cuda::thread_scope_device>;
 // Warp-wide: waits until every plan tile that writes item i's histogram is done (the
 // hot-window kernel counts DeferredArea::pending() down as its tiles end), so that the item's
 // records and staged windows are complete and no tile of the first kernel still writes its
-// bins. Lane 0 polls with acquire loads; the warp barrier passes their order on to the lanes.
-__device__ __forceinline__ void WaitForItemTiles(const DeferredFoldParams& p, int i, int lane) {
+// bins. Lane 0 polls with acquire loads; the warp's shuffle passes their order on to the
+// lanes. Returns whether another item of the launch counts in the same slot (kSlotShared).
+__device__ __forceinline__ bool WaitForItemTiles(const DeferredFoldParams& p, int i, int lane) {
+  uint32_t seen = 0;
   if (lane == 0) {
-    const DeviceWord left(p.area.pending()[PendingSlot(p.work[i].bins)]);
-    while (left.load(::cuda::memory_order_acquire) != 0) __nanosleep(256);
+    const DeviceWord slot(p.area.pending()[PendingSlot(p.work[i].bins)]);
+    while (((seen = slot.load(::cuda::memory_order_acquire)) & kSlotTilesMask) != 0) __nanosleep(256);
   }
-  __syncwarp();
+  return (__shfl_sync(0xffffffffu, seen, 0) & kSlotShared) != 0;
 }
 
 // Warp-wide: unit q resolved into *f when it has records or staged windows (once its item's
@@ -721,8 +732,8 @@ __device__ __forceinline__ uint32_t TakeFoldUnit(const DeferredFoldParams& p, ui
                                                  FoldUnit* f) {
   const int lane = static_cast<int>(threadIdx.x & 31);
   for (; q.u < units; q = DrawFoldUnit(p, units, lane)) {  // warp-uniform
-    WaitForItemTiles(p, q.item, lane);
-    const FoldUnit g = ResolveFoldUnit(p, q.item, q.r, q.staged);
+    const bool shared = WaitForItemTiles(p, q.item, lane);
+    const FoldUnit g = ResolveFoldUnit(p, q.item, q.r, q.staged, shared);
     if (g.records != 0 || g.staged != 0) {
       if (lane == 0) *f = g;
       return q.u;
@@ -783,17 +794,23 @@ __device__ void FoldDeferredBlock(const DeferredFoldParams& p, uint8_t* lanes) {
     StampTimeline<kFoldTimelineStamps>(p.bench_timeline, u, 0);
     const FoldUnit& f = ahead[k & 1];
     StampTimeline<kFoldTimelineStamps>(p.bench_timeline, u, 1);
-    // The lanes are clear (zeroed at the start, then by each merge as it reads them).
-    uint32_t* lock = RangeLock(p.area.locks, f.bins, f.r);
+    // The lanes are clear (zeroed at the start, then by each merge as it reads them). A
+    // range that no other item of the launch writes needs no lock (kSlotShared).
+    uint32_t* lock = f.shared ? RangeLock(p.area.locks, f.bins, f.r) : nullptr;
     UnitTally* t = &tally[k & 1];
     uint32_t added = 0;
     if (dealer) {
-      // The range's lock, then the block's next unit (ahead's other row was last read before
-      // the previous unit's final barrier); the barrier after the count orders both before
-      // the merges, the last of which releases the lock.
-      if (tid == kCounters) AcquireRangeLock(lock);
+      // The range's lock (its first try issued first, checked last), and the block's next
+      // unit (ahead's other row was last read before the previous unit's final barrier); the
+      // barrier after the count orders both before the merges, the last of which releases
+      // the lock.
+      uint32_t lock_try = 0;
+      if (tid == kCounters && lock != nullptr) lock_try = atomicCAS(lock, 0u, 1u);
       const uint32_t next = TakeFoldUnit(p, units, DrawFoldUnit(p, units, tid & 31), &ahead[(k + 1) & 1]);
-      if (tid == kCounters) ahead_u[(k + 1) & 1] = next;
+      if (tid == kCounters) {
+        ahead_u[(k + 1) & 1] = next;
+        if (lock != nullptr) AcquireRangeLock(lock, lock_try);
+      }
     } else {
       added = ForEachUnitEntryChunk<kCounters>(f, [&](uint4 v, uint32_t chunk, uint32_t lo, uint32_t hi) {
         CountEntryChunk8(v, chunk, lo, hi, lanes_s);

@@ -60,7 +60,8 @@ struct ConfigBudget {
 // unit_start: exclusive prefix of deferred ranges per item (DefersMisses/DeferRanges),
 // item_pool: exclusive prefix of ItemPoolUnits over the deferring items, item_alloc[i] = 0,
 // any_record's two words (DeferredLayout: the record flag, then the second kernel's unit
-// counter) = 0, and pending[PendingSlot(bins)] = the tiles of the items on those bins.
+// counter) = 0, and pending[PendingSlot(bins)] = the tiles of the items on those bins, with
+// kSlotTaken, and kSlotShared when two or more items with tiles count there (deferred_layout.h).
 // block_tile_item (shared, optional): the item that holds plan tile blockIdx.x, stored there
 // when that tile exists (untouched otherwise).
 template <int kThreads>
@@ -101,7 +102,11 @@ __device__ void PlanTiles(const HistogramWork* work, int work_count, uint32_t ti
       const bool defers = unit_start != nullptr && DefersMisses(bins, count, defer_bins_per_miss);
       units = defers ? DeferRanges(bins) : 0u;
       pool_units = defers ? ItemPoolUnits(count, tiles, warps) : 0u;
-      if (pending != nullptr && tiles != 0) atomicAdd(&pending[PendingSlot(work[i].bins)], tiles);
+      if (pending != nullptr && tiles != 0) {
+        uint32_t* slot = &pending[PendingSlot(work[i].bins)];
+        if (atomicOr(slot, kSlotTaken) & kSlotTaken) atomicOr(slot, kSlotShared);
+        atomicAdd(slot, tiles);
+      }
     }
     uint32_t start, total;
     Scan(temp.scan).ExclusiveSum(tiles, start, total);

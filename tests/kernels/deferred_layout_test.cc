@@ -32,13 +32,15 @@ TEST(DeferredLayout, RegionsAreAlignedOrderedAndLargeEnough) {
       // any_record, then next_unit, then the pending counts where DeferredArea::pending() finds them.
       EXPECT_EQ(l.next_unit, l.any_record + 4);
       EXPECT_EQ(l.pending, l.any_record + DeferredArea::kPendingAfterAnyRecord);
-      EXPECT_GE(l.slots - l.pending, 4 * size_t{kPendingSlots});
+      EXPECT_GE(l.slots - l.pending, 8 * size_t{kPendingSlots});  // pending(), then slot_items()
       if (l.end <= (size_t{1} << 24)) {  // the small layouts: a workspace to point into
         std::vector<uint8_t> ws(l.end);
         const DeferredArea a = l.At(ws.data());
         EXPECT_EQ(reinterpret_cast<uint8_t*>(a.pending()), ws.data() + l.pending);
+        EXPECT_EQ(reinterpret_cast<uint8_t*>(a.slot_items()), ws.data() + l.pending + 4 * size_t{kPendingSlots});
       }
       EXPECT_EQ(DeferredArea{}.pending(), nullptr);  // a launch that does not defer
+      EXPECT_EQ(DeferredArea{}.slot_items(), nullptr);
       EXPECT_GE(l.pool - l.slots, 4 * l.tiles * l.slots_per_tile);
       EXPECT_GE(l.staged - l.pool, 16 * l.pool_units);
       // A staged window for each of the first plan tiles, the whole window capacity each.

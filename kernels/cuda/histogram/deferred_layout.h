@@ -63,15 +63,6 @@ HISTD_HD inline uint32_t HistogramHash(const void* bins) {
 // The slot of DeferredArea::pending that counts the tiles writing a histogram (histograms
 // that share a slot share a count: a unit then waits for both, which is only later).
 HISTD_HD inline uint32_t PendingSlot(const void* bins) { return HistogramHash(bins) & (kPendingSlots - 1); }
-// A pending slot's word: the tiles still to finish (the low bits: a deferring launch has
-// fewer than 2^26 plan tiles, as can_implement bounds its pool to 2^32 units, i.e. its
-// samples to ~2^35, in tiles of at least 1024), kSlotTaken once an item of the launch
-// counts its tiles there, and kSlotShared once a second one does. A unit whose slot is not
-// shared is the only writer of its range once the slot's tiles are done (histograms that
-// share a slot by hash count as shared), and merges without the range's lock.
-inline constexpr uint32_t kSlotTilesMask = (1u << 30) - 1;
-inline constexpr uint32_t kSlotTaken = 1u << 30;
-inline constexpr uint32_t kSlotShared = 1u << 31;
 
 // The deferral area of one launch's workspace as pointers (DeferredLayout::At); all null
 // (value-initialized, DeferredArea{}) when the launch does not defer. A plain aggregate, so
@@ -97,6 +88,11 @@ struct DeferredArea {
   HISTD_HD uint32_t* pending() const {
     return any_record == nullptr ? nullptr : any_record + kPendingAfterAnyRecord / 4;
   }
+  // kPendingSlots more: the launch's work items with tiles per PendingSlot (the planner
+  // counts them). A unit whose slot counts one item is the only writer of its range once
+  // the slot's tiles are done, and merges without the range's lock (histograms that share a
+  // slot by hash count as two).
+  HISTD_HD uint32_t* slot_items() const { return any_record == nullptr ? nullptr : pending() + kPendingSlots; }
   static constexpr size_t kPendingAfterAnyRecord = 256;  // bytes: any_record, next_unit, padding
   static_assert(kPendingAfterAnyRecord >= 8 && kPendingAfterAnyRecord % 256 == 0, "two words, then aligned");
 };
@@ -115,7 +111,7 @@ struct DeferredLayout {
   size_t locks = 0;              // kDeferLocks u32 (zeroed by the window kernel)
   size_t any_record = 0;         // u32: set by the first record (zeroed by the planner)
   size_t next_unit = 0;          // u32, right after any_record: the second kernel's unit counter (zeroed by the planner)
-  size_t pending = 0;            // kPendingSlots u32 (the launch's slots set by the planner)
+  size_t pending = 0;            // 2 x kPendingSlots u32: pending(), slot_items() (set by the planner)
   size_t slots = 0;              // tiles * slots_per_tile u32: record offsets
   size_t pool = 0;
   size_t staged = 0;             // staged_slots * staged_bytes
@@ -139,7 +135,7 @@ struct DeferredLayout {
     l.any_record = Align(l.locks + 4 * size_t{kDeferLocks});
     l.next_unit = l.any_record + 4;  // PlanTiles zeroes both words
     l.pending = l.any_record + DeferredArea::kPendingAfterAnyRecord;  // where DeferredArea::pending() finds it
-    l.slots = Align(l.pending + 4 * size_t{kPendingSlots});
+    l.slots = Align(l.pending + 8 * size_t{kPendingSlots});
     l.pool = Align(l.slots + 4 * l.tiles * l.slots_per_tile);
     l.staged_bytes = (window_bins + 15) / 16 * 16;
     l.staged_slots = static_cast<uint32_t>(l.tiles < kStagedWindowSlots ? l.tiles : kStagedWindowSlots);

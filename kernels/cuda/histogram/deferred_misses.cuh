@@ -16,7 +16,7 @@
 //    load, saturating add, store; word CAS only for chunks shared with a neighbour. Under
 //    the same lock it then adds the windows that the item's deferring tiles staged instead
 //    of merging them (StageWindow, MergeStagedWindows). A histogram that no other item of
-//    the launch writes takes no lock: its unit is the range's only writer (kSlotShared in
+//    the launch writes takes no lock: its unit is the range's only writer (slot_items in
 //    deferred_layout.h; the lock's round trip and two fences sat on the dealer's path).
 //    A unit starts only once every tile
 //    on its histogram is done (DeferredArea::pending(), WaitForItemTiles), so the launch's
@@ -714,14 +714,17 @@ using DeviceWord = ::cuda::atomic_ref<uint32_t, ::cuda::thread_scope_device>;
 // hot-window kernel counts DeferredArea::pending() down as its tiles end), so that the item's
 // records and staged windows are complete and no tile of the first kernel still writes its
 // bins. Lane 0 polls with acquire loads; the warp's shuffle passes their order on to the
-// lanes. Returns whether another item of the launch counts in the same slot (kSlotShared).
+// lanes. Returns whether another item of the launch counts in the same slot
+// (DeferredArea::slot_items, the planner's: read at L2 beside the first poll).
 __device__ __forceinline__ bool WaitForItemTiles(const DeferredFoldParams& p, int i, int lane) {
-  uint32_t seen = 0;
+  uint32_t items = 0;
   if (lane == 0) {
-    const DeviceWord slot(p.area.pending()[PendingSlot(p.work[i].bins)]);
-    while (((seen = slot.load(::cuda::memory_order_acquire)) & kSlotTilesMask) != 0) __nanosleep(256);
+    const uint32_t s = PendingSlot(p.work[i].bins);
+    items = DeviceWord(p.area.slot_items()[s]).load(::cuda::memory_order_relaxed);
+    const DeviceWord left(p.area.pending()[s]);
+    while (left.load(::cuda::memory_order_acquire) != 0) __nanosleep(256);
   }
-  return (__shfl_sync(0xffffffffu, seen, 0) & kSlotShared) != 0;
+  return __shfl_sync(0xffffffffu, items, 0) > 1;
 }
 
 // Warp-wide: unit q resolved into *f when it has records or staged windows (once its item's
@@ -795,7 +798,7 @@ __device__ void FoldDeferredBlock(const DeferredFoldParams& p, uint8_t* lanes) {
     const FoldUnit& f = ahead[k & 1];
     StampTimeline<kFoldTimelineStamps>(p.bench_timeline, u, 1);
     // The lanes are clear (zeroed at the start, then by each merge as it reads them). A
-    // range that no other item of the launch writes needs no lock (kSlotShared).
+    // range that no other item of the launch writes needs no lock (slot_items).
     uint32_t* lock = f.shared ? RangeLock(p.area.locks, f.bins, f.r) : nullptr;
     UnitTally* t = &tally[k & 1];
     uint32_t added = 0;

@@ -60,8 +60,8 @@ struct ConfigBudget {
 // unit_start: exclusive prefix of deferred ranges per item (DefersMisses/DeferRanges),
 // item_pool: exclusive prefix of ItemPoolUnits over the deferring items, item_alloc[i] = 0,
 // any_record's two words (DeferredLayout: the record flag, then the second kernel's unit
-// counter) = 0, and pending[PendingSlot(bins)] = the tiles of the items on those bins, with
-// kSlotTaken, and kSlotShared when two or more items with tiles count there (deferred_layout.h).
+// counter) = 0, pending[PendingSlot(bins)] = the tiles of the items on those bins, and
+// pending[kPendingSlots + PendingSlot(bins)] = those items (DeferredArea::slot_items).
 // block_tile_item (shared, optional): the item that holds plan tile blockIdx.x, stored there
 // when that tile exists (untouched otherwise).
 template <int kThreads>
@@ -84,7 +84,11 @@ __device__ void PlanTiles(const HistogramWork* work, int work_count, uint32_t ti
   uint64_t pool_carry = 0;
   if (any_record != nullptr && threadIdx.x < 2) any_record[threadIdx.x] = 0;  // and next_unit
   if (pending != nullptr) {  // the launch's slots cleared (at L2, as the additions below are)
-    for (int i = threadIdx.x; i < work_count; i += kThreads) atomicExch(&pending[PendingSlot(work[i].bins)], 0u);
+    for (int i = threadIdx.x; i < work_count; i += kThreads) {
+      const uint32_t s = PendingSlot(work[i].bins);
+      atomicExch(&pending[s], 0u);
+      atomicExch(&pending[kPendingSlots + s], 0u);
+    }
     __syncthreads();
   }
   for (int base = 0; base < work_count; base += kThreads) {
@@ -102,10 +106,10 @@ __device__ void PlanTiles(const HistogramWork* work, int work_count, uint32_t ti
       const bool defers = unit_start != nullptr && DefersMisses(bins, count, defer_bins_per_miss);
       units = defers ? DeferRanges(bins) : 0u;
       pool_units = defers ? ItemPoolUnits(count, tiles, warps) : 0u;
-      if (pending != nullptr && tiles != 0) {
-        uint32_t* slot = &pending[PendingSlot(work[i].bins)];
-        if (atomicOr(slot, kSlotTaken) & kSlotTaken) atomicOr(slot, kSlotShared);
-        atomicAdd(slot, tiles);
+      if (pending != nullptr && tiles != 0) {  // no result awaited: the writer block is the window kernel's last
+        const uint32_t s = PendingSlot(work[i].bins);
+        atomicAdd(&pending[s], tiles);
+        atomicAdd(&pending[kPendingSlots + s], 1u);
       }
     }
     uint32_t start, total;

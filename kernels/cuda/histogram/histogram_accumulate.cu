@@ -152,7 +152,7 @@ __global__ void __launch_bounds__(kPlanThreads) PlanTilesKernel(const HistogramW
 }
 
 // Launches of at most this many work items need no planner kernel: every block of the window
-// kernel plans the tiles itself (in shared memory, to find its tiles' items), and its block 0
+// kernel plans the tiles itself (in shared memory, to find its tiles' items), and its last block
 // writes the plan for the kernels after it.
 constexpr int kWindowPlanItems = 1024;
 
@@ -184,7 +184,10 @@ __global__ void __launch_bounds__(kWindowThreads) ChooseTileWindowsKernel(TileWi
     // The item of the block's first tile (blockIdx.x), so that it needs no search: written by
     // the planner when that tile exists, and read only then.
     __shared__ int first_item;
-    const bool writer = blockIdx.x == 0;  // the plan the later kernels read
+    // The plan the later kernels read, written by the last block: its writes make it the
+    // kernel's last block, and the last has no tile when there are more blocks than tiles
+    // (H100, Roulo: block 0 wrote it and ended 0.5 us after every other block).
+    const bool writer = blockIdx.x == gridDim.x - 1;
     PlanTiles<kWindowThreads>(p.work, p.work_count, p.plan_tile_samples, tiles, writer ? plan.unit_start : nullptr,
                               plan.item_pool, plan.item_alloc, writer ? plan.any_record : nullptr,
                               writer ? plan.pending : nullptr, plan.warps, p.defer_bins_per_miss, temp, &first_item);

@@ -3,6 +3,9 @@
 // (HistogramAccumulateOptions::bench_timeline, kTimelineStamps in tile_view.cuh), and so
 // does the deferred fold per (item, range) unit (bench_fold_timeline, deferred_misses.cuh);
 // this prints the mean of each phase over the launch's tiles and units, and their spans.
+// A stamp placed after a barrier is taken when thread 0 arrives there, not when the barrier
+// resolves (on the H100 a timer read does not wait for BAR.SYNC.DEFER_BLOCKING: NOTES.md,
+// session 23), so the wait for the block's last warp falls in the phase after the barrier.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -155,8 +158,10 @@ inline void PrintTileTimeline(const std::string& workload, histd::cuda::Histogra
   const size_t blocks = size_t(histd::cuda::CurrentDeviceSmCountOr());
   const PhaseSums tiles(tile_stamps.Read(), kStamps, [&](size_t t) { return t < blocks ? 0 : 1; });
   const char* names[kStamps - 1] = {"read the tile's item and window (chosen before this kernel)", "clear the window's lanes",
-                                    "stream and fold (block thread 0's loop)", "wait for the block, drain queues",
-                                    "merge the window into the bins (or stage it for the second kernel)", "outflow, barrier"};
+                                    "stream and fold (block thread 0's loop)",
+                                    "drain thread 0's miss queue (to its arrival at the barrier)",
+                                    "wait for the block's last warp, merge the window (or stage it for the second kernel)",
+                                    "outflow, barrier, the tile's pending count"};
   auto mean = [&](int g, int k) {
     return tiles.units[g] == 0 ? std::string("-") : Fmt("%.2f", tiles.us[g][k] / tiles.units[g]);
   };
@@ -174,8 +179,8 @@ inline void PrintTileTimeline(const std::string& workload, histd::cuda::Histogra
   const std::vector<unsigned long long> s = fold_stamps.Read();
   const PhaseSums fold(s, kFold, [](size_t) { return 0; });
   const char* fold_names[kFold - 1] = {"start the unit (dealt and resolved while the block counted the previous one)",
-                                       "read the records, count the entries, take the range's lock",
-                                       "merge the range and its staged windows into the bins, release the lock"};
+                                       "read the records and count the entries (to thread 0's arrival at the barrier)",
+                                       "wait for the other warps and the dealer, merge the range and its staged windows"};
   if (const size_t units = fold.Units(); units != 0) {
     t.Add({Fmt("second kernel: %zu (item, range) units", units), "us per unit", "", "", "share"});
     for (int k = 0; k + 1 < kFold; ++k)

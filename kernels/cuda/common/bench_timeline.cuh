@@ -1,7 +1,9 @@
 // Benchmark-only timelines: thread 0 of a block stamps %globaltimer (ns) at the phase
 // boundaries of each unit of work, kStamps per unit, into a device buffer that the
 // benchmark reads back (bench/histogram_timeline.cuh). A null buffer (production) costs one
-// predictable branch per phase.
+// predictable branch per phase. A stamp after __syncthreads marks thread 0's arrival at the
+// barrier: on the H100 the timer read issues before the barrier resolves (a warp blocks at
+// its first instruction that depends on BAR.SYNC.DEFER_BLOCKING, and the read is none).
 #pragma once
 
 #include <cstdint>

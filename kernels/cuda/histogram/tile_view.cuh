@@ -23,8 +23,9 @@ inline constexpr uint32_t kProbeDropDeferred = 8;  // full queues are dropped, n
 
 // Benchmark-only timeline (HistogramAccumulateOptions::bench_timeline; StampTimeline in
 // kernels/cuda/common/bench_timeline.cuh): kTimelineStamps per plan tile: tile start, item
-// and window read (every thread), lanes cleared (every thread), stream done (thread 0's
-// loop), queues drained (every thread), window merged, tile end.
+// and window read, lanes cleared, stream done (thread 0's loop), queues drained, window
+// merged, tile end. The stamps after a barrier mark thread 0's arrival there (its timer
+// read does not wait for the barrier), not the block's.
 inline constexpr int kTimelineStamps = 7;
 
 // What the hot-window kernel needs to start a plan tile: its work item, its window and

@@ -85,14 +85,19 @@ struct DeferredArea {
   // kPendingSlots: the plan tiles still to finish per PendingSlot (the planner sets them, the
   // hot-window kernel counts them down, the second kernel waits for 0). Derived, not a field:
   // a larger DeferredArea made the second kernel's parameters spill (H100 ptxas, session 22).
-  HISTD_HD uint32_t* pending() const {
-    return any_record == nullptr ? nullptr : any_record + kPendingAfterAnyRecord / 4;
-  }
+  HISTD_HD uint32_t* pending() const { return PendingAfter(any_record); }
   // kPendingSlots more: the launch's work items with tiles per PendingSlot (the planner
   // counts them). A unit whose slot counts one item is the only writer of its range once
   // the slot's tiles are done, and merges without the range's lock (histograms that share a
   // slot by hash count as two).
-  HISTD_HD uint32_t* slot_items() const { return any_record == nullptr ? nullptr : pending() + kPendingSlots; }
+  HISTD_HD uint32_t* slot_items() const { return SlotItemsAfter(any_record); }
+  // The same, from any_record alone (the planner's view of the area; null stays null).
+  HISTD_HD static uint32_t* PendingAfter(uint32_t* any_record) {
+    return any_record == nullptr ? nullptr : any_record + kPendingAfterAnyRecord / 4;
+  }
+  HISTD_HD static uint32_t* SlotItemsAfter(uint32_t* any_record) {
+    return any_record == nullptr ? nullptr : PendingAfter(any_record) + kPendingSlots;
+  }
   static constexpr size_t kPendingAfterAnyRecord = 256;  // bytes: any_record, next_unit, padding
   static_assert(kPendingAfterAnyRecord >= 8 && kPendingAfterAnyRecord % 256 == 0, "two words, then aligned");
 };

@@ -18,11 +18,10 @@
 //    of merging them (StageWindow, MergeStagedWindows). A histogram that no other item of
 //    the launch writes takes no lock: its unit is the range's only writer (slot_items in
 //    deferred_layout.h; the lock's round trip and two fences sat on the dealer's path).
-//    A unit starts only once every tile
-//    on its histogram is done (DeferredArea::pending(), WaitForItemTiles), so the launch's
-//    32-bit updates of those bins (window merges of the tiles that did not stage, immediate
-//    misses) are complete by then; a launch must not overlap another launch on the same
-//    histograms (histogram_accumulate.h).
+//    A unit starts only once every tile on its histogram is done (DeferredArea::pending(),
+//    WaitForItemTiles), so the launch's 32-bit updates of those bins (window merges of the
+//    tiles that did not stage, immediate misses) are complete by then; a launch must not
+//    overlap another launch on the same histograms (histogram_accumulate.h).
 // The result is min(cap, start + hits) for every bin: window hits, staged windows, immediate
 // misses and deferred misses are all saturating adds, which compose (exact_bin_ops.cuh).
 #pragma once

@@ -60,8 +60,8 @@ struct ConfigBudget {
 // unit_start: exclusive prefix of deferred ranges per item (DefersMisses/DeferRanges),
 // item_pool: exclusive prefix of ItemPoolUnits over the deferring items, item_alloc[i] = 0,
 // any_record's two words (DeferredLayout: the record flag, then the second kernel's unit
-// counter) = 0, pending[PendingSlot(bins)] = the tiles of the items on those bins, and
-// pending[kPendingSlots + PendingSlot(bins)] = those items (DeferredArea::slot_items).
+// counter) = 0, and, at the slot PendingSlot(bins) after any_record, the tiles of the items
+// on those bins (DeferredArea::pending) and those items (DeferredArea::slot_items).
 // block_tile_item (shared, optional): the item that holds plan tile blockIdx.x, stored there
 // when that tile exists (untouched otherwise).
 template <int kThreads>
@@ -76,18 +76,20 @@ struct PlanScan {
 template <int kThreads>
 __device__ void PlanTiles(const HistogramWork* work, int work_count, uint32_t tile_samples, uint32_t* tile_start,
                           uint32_t* unit_start, uint64_t* item_pool, unsigned long long* item_alloc,
-                          uint32_t* any_record, uint32_t* pending, uint32_t warps, uint32_t defer_bins_per_miss,
+                          uint32_t* any_record, uint32_t warps, uint32_t defer_bins_per_miss,
                           typename PlanScan<kThreads>::TempStorage& temp, int* block_tile_item = nullptr) {
   using Scan = typename PlanScan<kThreads>::Scan;
   using Scan64 = typename PlanScan<kThreads>::Scan64;
   uint32_t carry = 0, unit_carry = 0;
   uint64_t pool_carry = 0;
   if (any_record != nullptr && threadIdx.x < 2) any_record[threadIdx.x] = 0;  // and next_unit
+  uint32_t* const pending = DeferredArea::PendingAfter(any_record);
+  uint32_t* const slot_items = DeferredArea::SlotItemsAfter(any_record);
   if (pending != nullptr) {  // the launch's slots cleared (at L2, as the additions below are)
     for (int i = threadIdx.x; i < work_count; i += kThreads) {
       const uint32_t s = PendingSlot(work[i].bins);
       atomicExch(&pending[s], 0u);
-      atomicExch(&pending[kPendingSlots + s], 0u);
+      atomicExch(&slot_items[s], 0u);
     }
     __syncthreads();
   }
@@ -109,7 +111,7 @@ __device__ void PlanTiles(const HistogramWork* work, int work_count, uint32_t ti
       if (pending != nullptr && tiles != 0) {  // no result awaited: the writer block is the window kernel's last
         const uint32_t s = PendingSlot(work[i].bins);
         atomicAdd(&pending[s], tiles);
-        atomicAdd(&pending[kPendingSlots + s], 1u);
+        atomicAdd(&slot_items[s], 1u);
       }
     }
     uint32_t start, total;
@@ -144,11 +146,10 @@ __global__ void __launch_bounds__(kPlanThreads) PlanTilesKernel(const HistogramW
                                                                 uint32_t tile_samples, uint32_t* tile_start,
                                                                 uint32_t* unit_start, uint64_t* item_pool,
                                                                 unsigned long long* item_alloc, uint32_t* any_record,
-                                                                uint32_t* pending, uint32_t warps,
-                                                                uint32_t defer_bins_per_miss) {
+                                                                uint32_t warps, uint32_t defer_bins_per_miss) {
   __shared__ typename PlanScan<kPlanThreads>::TempStorage temp;
   PlanTiles<kPlanThreads>(work, work_count, tile_samples, tile_start, unit_start, item_pool, item_alloc, any_record,
-                          pending, warps, defer_bins_per_miss, temp);
+                          warps, defer_bins_per_miss, temp);
 }
 
 // Launches of at most this many work items need no planner kernel: every block of the window
@@ -163,7 +164,6 @@ struct InlinePlan {
   uint64_t* item_pool;
   unsigned long long* item_alloc;
   uint32_t* any_record;
-  uint32_t* pending;
   uint32_t* locks;  // zeroed by every block of the window kernel (null: the launch does not defer)
   uint32_t warps;
 };
@@ -186,11 +186,11 @@ __global__ void __launch_bounds__(kWindowThreads) ChooseTileWindowsKernel(TileWi
     __shared__ int first_item;
     // The plan the later kernels read, written by the last block: its writes make it the
     // kernel's last block, and the last has no tile when there are more blocks than tiles
-    // (H100, Roulo: block 0 wrote it and ended 0.5 us after every other block).
+    // (H100, Roulo: block 0 wrote it and ended up to 0.4 us after every other block).
     const bool writer = blockIdx.x == gridDim.x - 1;
     PlanTiles<kWindowThreads>(p.work, p.work_count, p.plan_tile_samples, tiles, writer ? plan.unit_start : nullptr,
                               plan.item_pool, plan.item_alloc, writer ? plan.any_record : nullptr,
-                              writer ? plan.pending : nullptr, plan.warps, p.defer_bins_per_miss, temp, &first_item);
+                              plan.warps, p.defer_bins_per_miss, temp, &first_item);
     __syncthreads();
     if (writer)
       for (int i = threadIdx.x; i <= p.work_count; i += kWindowThreads) plan.tile_start[i] = tiles[i];
@@ -235,7 +235,7 @@ absl::Status LaunchPlanAndWindows(const TileWindowParams& p, const InlinePlan& p
   if (p.work_count <= kWindowPlanItems) return LaunchChooseTileWindowsAs<true>(p, plan, tile_bound, sm_count, stream);
   PlanTilesKernel<<<1, kPlanThreads, 0, stream>>>(p.work, p.work_count, p.plan_tile_samples, plan.tile_start,
                                                   plan.unit_start, plan.item_pool, plan.item_alloc, plan.any_record,
-                                                  plan.pending, plan.warps, p.defer_bins_per_miss);
+                                                  plan.warps, p.defer_bins_per_miss);
   HISTD_RETURN_IF_ERROR(CheckLaunch("PlanTilesKernel", stream));
   return LaunchChooseTileWindowsAs<false>(p, plan, tile_bound, sm_count, stream);
 }
@@ -587,8 +587,8 @@ absl::Status HistogramAccumulate::run(const HistogramAccumulateArgs& args, void*
                                        plan.plan_tile, window_bins,  plan.defers,         defer_bins_per_miss,
                                        windows,        p.defer.staged_slots, o.bench_window_timeline};
   const histogram::InlinePlan ip{static_cast<uint32_t*>(workspace), p.defer.unit_start, p.defer.item_pool,
-                                 p.defer.item_alloc,  p.defer.any_record, p.defer.pending(),
-                                 p.defer.locks,       plan.defer.warps};
+                                 p.defer.item_alloc,  p.defer.any_record, p.defer.locks,
+                                 plan.defer.warps};
   HISTD_RETURN_IF_ERROR(histogram::LaunchPlanAndWindows(wp, ip, plan.window_tiles, *sm_count, stream));
   HISTD_RETURN_IF_ERROR(histogram::LaunchConfig(config, p, plan.window_tiles, *sm_count, stream));
   if (!plan.defers || (o.bench_probe & histogram::kProbeSkipDeferredFold)) return absl::OkStatus();

@@ -4,7 +4,8 @@
 #   install-deps.sh            build and test dependencies
 #   install-deps.sh --runtime  only the shared libraries the built daemon and histctl load
 # The CUDA toolkit is not a Debian package; when nvcc is on PATH (or in /usr/local/cuda/bin)
-# the CUDA engine and kernels are built too.
+# the CUDA engine and kernels are built too. clang, its runtimes (libFuzzer, ASan, UBSan) and
+# llvm (llvm-symbolizer, for readable sanitizer stacks) serve deploy/test-sanitize.sh.
 set -euo pipefail
 if [ "${1:-}" = "--runtime" ]; then
   packages=(ca-certificates libgrpc++1.51 libgrpc29 libprotobuf32 libabsl20220623)
@@ -13,6 +14,7 @@ else
     build-essential cmake pkg-config ca-certificates
     libgrpc++-dev libgrpc-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
     libabsl-dev libgtest-dev libgmock-dev
+    clang libclang-rt-14-dev llvm
   )
 fi
 missing=()

@@ -110,6 +110,9 @@ class Engine {
   // Where histograms live, e.g. "cpu" or "cuda:0".
   virtual std::string device() const = 0;
   virtual EngineStats stats() const { return {}; }
+  // Bytes of memory of each device that holds histograms; empty when histograms live in
+  // host memory (the CPU engine). The server sizes its device budget from it.
+  virtual std::vector<uint64_t> device_memory_bytes() const { return {}; }
 
   // ---- histograms ----
   // Zeroed bins. RESOURCE_EXHAUSTED when memory runs out.
@@ -158,8 +161,32 @@ uint64_t ReadBinsCols(const ReadSpec& spec);
 DType ReadBinsType(const ReadSpec& spec);
 uint64_t ReadBinsBytes(const ReadSpec& spec);
 
+// The shape of a compute operation's result, from the operation's check below; every size
+// in it was computed with checked arithmetic (kernels/checked_size.h), so `bytes` is exact.
+struct ResultShape {
+  DType dtype = DType::kU8;
+  uint64_t rows = 0;
+  uint64_t cols = 0;
+  uint64_t bytes = 0;
+  uint64_t elements() const { return rows * cols; }  // fits: bytes did
+};
+
 // Checks shared by every engine (the can_implement of each operation): shapes, types,
 // regions. Each returns INVALID_ARGUMENT with a message naming what is wrong.
+//
+// The compute checks return the result's shape. Callers that take requests (the server)
+// compare its bytes with their limits and budget before calling the engine; an engine
+// allocates exactly that result and returns at once when it or the input is empty, so no
+// operation loops over an extent that has no elements.
+absl::StatusOr<ResultShape> ReduceResultShape(const ArrayRef& input, Engine::ReduceOp op,
+                                              Dim collapse);
+absl::StatusOr<ResultShape> ScanResultShape(const ArrayRef& input, Dim along);
+absl::StatusOr<ResultShape> TransposeResultShape(const ArrayRef& input);
+absl::StatusOr<ResultShape> MatmulResultShape(const MatmulArgs& args);
+// Working bytes of a matmul beside its inputs and result: histogram operands are widened
+// to float32 copies (4 bytes a bin) on every engine.
+uint64_t MatmulWorkingBytes(const MatmulArgs& args);
+
 absl::Status CheckHistogramShape(const HistogramShape& shape);
 absl::Status CheckReadSpec(const HistogramShape& shape, const ReadSpec& spec);
 absl::Status CheckArray(const ArrayRef& a);

@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
+#include "kernels/checked_size.h"
 #include "kernels/engine.h"
 
 namespace histd {
@@ -249,6 +250,49 @@ absl::Status CheckIngestItems(const StagingBuffer& staging, const std::vector<In
     }
   }
   return absl::OkStatus();
+}
+
+static absl::StatusOr<ResultShape> MakeResultShape(DType dtype, uint64_t rows, uint64_t cols,
+                                            const char* what) {
+  absl::StatusOr<uint64_t> bytes = CheckedArrayBytes(rows, cols, DTypeSize(dtype), what);
+  if (!bytes.ok()) return bytes.status();
+  return ResultShape{dtype, rows, cols, *bytes};
+}
+
+absl::StatusOr<ResultShape> ReduceResultShape(const ArrayRef& input, Engine::ReduceOp op,
+                                              Dim collapse) {
+  if (absl::Status s = CheckReduce(input, op, collapse); !s.ok()) return s;
+  const DType dtype = op == Engine::ReduceOp::kSum ? SumType(input.dtype) : input.dtype;
+  const uint64_t rows = collapse == Dim::kCols ? input.rows : 1;
+  const uint64_t cols = collapse == Dim::kRows ? input.cols : 1;
+  return MakeResultShape(dtype, rows, cols, "reduce result");
+}
+
+absl::StatusOr<ResultShape> ScanResultShape(const ArrayRef& input, Dim along) {
+  if (absl::Status s = CheckArray(input); !s.ok()) return s;
+  if (along != Dim::kAll && along != Dim::kRows && along != Dim::kCols) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("unknown scan dimension %d", static_cast<int>(along)));
+  }
+  return MakeResultShape(SumType(input.dtype), input.rows, input.cols, "scan result");
+}
+
+absl::StatusOr<ResultShape> TransposeResultShape(const ArrayRef& input) {
+  if (absl::Status s = CheckArray(input); !s.ok()) return s;
+  return MakeResultShape(input.dtype, input.cols, input.rows, "transpose result");
+}
+
+absl::StatusOr<ResultShape> MatmulResultShape(const MatmulArgs& args) {
+  if (absl::Status s = CheckMatmul(args); !s.ok()) return s;
+  return MakeResultShape(DType::kF32, args.a.rows, args.b.cols, "matmul result");
+}
+
+uint64_t MatmulWorkingBytes(const MatmulArgs& args) {
+  // Histogram operands have at most kMaxHistogramBins bins: 4 * 2^31 * 2 fits.
+  uint64_t bytes = 0;
+  if (args.a.histogram != nullptr) bytes += 4 * args.a.histogram->shape().bins();
+  if (args.b.histogram != nullptr) bytes += 4 * args.b.histogram->shape().bins();
+  return bytes;
 }
 
 absl::Status CheckMerge(const HistogramShape& source, const HistogramShape& target) {

@@ -60,6 +60,13 @@ class MultiEngine final : public Engine {
     for (const auto& m : members_) devices.push_back(m->device());
     return absl::StrJoin(devices, ",");
   }
+  std::vector<uint64_t> device_memory_bytes() const override {
+    std::vector<uint64_t> bytes;
+    for (const auto& m : members_) {
+      for (uint64_t b : m->device_memory_bytes()) bytes.push_back(b);
+    }
+    return bytes;
+  }
   EngineStats stats() const override {
     EngineStats total;
     for (const auto& m : members_) {

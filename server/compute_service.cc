@@ -42,15 +42,46 @@ absl::Status Resolve(ServiceContext& ctx, const v1::ArrayInput& input, const cha
       absl::StrFormat("%s: set either inline (an Array) or histogram (a name)", field));
 }
 
-// Moves the engine's result into the response, unless it cannot be sent.
-absl::Status Respond(ServiceContext& ctx, absl::StatusOr<HostArray> result, v1::Array* out) {
+constexpr uint64_t kResponseHeaderRoom = 1024;  // an Array's fields beside its data
+
+// Requests up to twice --max_message_bytes reach the handler (server.cc); the limit is
+// enforced here, with a message that names it.
+absl::Status CheckRequestSize(ServiceContext& ctx, const google::protobuf::Message& request) {
+  const uint64_t limit = static_cast<uint64_t>(ctx.options->limits.max_message_bytes);
+  const uint64_t bytes = request.ByteSizeLong();
+  if (bytes > limit) {
+    return absl::ResourceExhaustedError(absl::StrFormat(
+        "request of %d bytes is larger than --max_message_bytes=%d", bytes, limit));
+  }
+  return absl::OkStatus();
+}
+
+// Everything the call will hold in host memory, checked before the engine allocates any of
+// it: the result must fit a response, and the result (twice: the engine's array and the
+// response's copy), the request's bytes and the engine's working copies must fit the host
+// budget. The returned charge is held until the response is written.
+absl::StatusOr<MemoryCharge> ChargeCall(ServiceContext& ctx, const char* op,
+                                        const absl::StatusOr<ResultShape>& result,
+                                        const google::protobuf::Message& request,
+                                        uint64_t working_bytes) {
   if (!result.ok()) return result.status();
   const uint64_t limit = static_cast<uint64_t>(ctx.options->limits.max_message_bytes);
-  if (result->bytes.size() + 1024 > limit) {
+  if (result->bytes > limit - kResponseHeaderRoom) {
     return absl::ResourceExhaustedError(absl::StrFormat(
-        "result of %d x %d %s is %d bytes, more than --max_message_bytes=%d allows", result->rows,
-        result->cols, DTypeName(result->dtype), result->bytes.size(), limit));
+        "%s: the result, %d x %d %s, is %d bytes, more than --max_message_bytes=%d allows",
+        op, result->rows, result->cols, DTypeName(result->dtype), result->bytes, limit));
   }
+  // Each term is below 2^33 (results and requests are bounded by the message limit, working
+  // copies by 8 x kMaxHistogramBins): the sum cannot overflow.
+  const uint64_t bytes = 2 * result->bytes + request.ByteSizeLong() + working_bytes;
+  return ctx.host_budget->Charge(bytes, absl::StrFormat("%s of a %d x %d %s result", op,
+                                                        result->rows, result->cols,
+                                                        DTypeName(result->dtype)));
+}
+
+// Moves the engine's result into the response.
+absl::Status Respond(absl::StatusOr<HostArray> result, v1::Array* out) {
+  if (!result.ok()) return result.status();
   ArrayToProto(*std::move(result), out);
   return absl::OkStatus();
 }
@@ -65,10 +96,13 @@ grpc::ServerUnaryReactor* ComputeService::Reduce(grpc::CallbackServerContext* co
     if (!op.ok()) return op.status();
     absl::StatusOr<Dim> collapse = DimFromProto(request->collapse(), "collapse");
     if (!collapse.ok()) return collapse.status();
+    if (absl::Status s = CheckRequestSize(ctx_, *request); !s.ok()) return s;
     Operand input;
     if (absl::Status s = Resolve(ctx_, request->input(), "input", &input); !s.ok()) return s;
-    return Respond(ctx_, ctx_.engine->Reduce(input.ref, *op, *collapse),
-                   response->mutable_result());
+    absl::StatusOr<MemoryCharge> charge =
+        ChargeCall(ctx_, "reduce", ReduceResultShape(input.ref, *op, *collapse), *request, 0);
+    if (!charge.ok()) return charge.status();
+    return Respond(ctx_.engine->Reduce(input.ref, *op, *collapse), response->mutable_result());
   });
 }
 
@@ -83,10 +117,13 @@ grpc::ServerUnaryReactor* ComputeService::Scan(grpc::CallbackServerContext* cont
     }
     absl::StatusOr<Dim> along = DimFromProto(request->along(), "along");
     if (!along.ok()) return along.status();
+    if (absl::Status s = CheckRequestSize(ctx_, *request); !s.ok()) return s;
     Operand input;
     if (absl::Status s = Resolve(ctx_, request->input(), "input", &input); !s.ok()) return s;
-    return Respond(ctx_,
-                   ctx_.engine->Scan(input.ref, request->kind() == v1::SCAN_KIND_INCLUSIVE, *along),
+    absl::StatusOr<MemoryCharge> charge =
+        ChargeCall(ctx_, "scan", ScanResultShape(input.ref, *along), *request, 0);
+    if (!charge.ok()) return charge.status();
+    return Respond(ctx_.engine->Scan(input.ref, request->kind() == v1::SCAN_KIND_INCLUSIVE, *along),
                    response->mutable_result());
   });
 }
@@ -95,9 +132,13 @@ grpc::ServerUnaryReactor* ComputeService::Transpose(grpc::CallbackServerContext*
                                                     const v1::TransposeRequest* request,
                                                     v1::TransposeResponse* response) {
   return RunOnWorkers(context, *ctx_.workers, [this, request, response]() -> absl::Status {
+    if (absl::Status s = CheckRequestSize(ctx_, *request); !s.ok()) return s;
     Operand input;
     if (absl::Status s = Resolve(ctx_, request->input(), "input", &input); !s.ok()) return s;
-    return Respond(ctx_, ctx_.engine->Transpose(input.ref), response->mutable_result());
+    absl::StatusOr<MemoryCharge> charge =
+        ChargeCall(ctx_, "transpose", TransposeResultShape(input.ref), *request, 0);
+    if (!charge.ok()) return charge.status();
+    return Respond(ctx_.engine->Transpose(input.ref), response->mutable_result());
   });
 }
 
@@ -105,6 +146,7 @@ grpc::ServerUnaryReactor* ComputeService::Matmul(grpc::CallbackServerContext* co
                                                  const v1::MatmulRequest* request,
                                                  v1::MatmulResponse* response) {
   return RunOnWorkers(context, *ctx_.workers, [this, request, response]() -> absl::Status {
+    if (absl::Status s = CheckRequestSize(ctx_, *request); !s.ok()) return s;
     Operand a, b, c;
     if (absl::Status s = Resolve(ctx_, request->a(), "a", &a); !s.ok()) return s;
     if (absl::Status s = Resolve(ctx_, request->b(), "b", &b); !s.ok()) return s;
@@ -134,7 +176,10 @@ grpc::ServerUnaryReactor* ComputeService::Matmul(grpc::CallbackServerContext* co
     } else if (args.beta != 0.0f) {
       return absl::InvalidArgumentError("matmul: beta != 0 needs c");
     }
-    return Respond(ctx_, ctx_.engine->Matmul(args), response->mutable_result());
+    absl::StatusOr<MemoryCharge> charge = ChargeCall(ctx_, "matmul", MatmulResultShape(args),
+                                                     *request, MatmulWorkingBytes(args));
+    if (!charge.ok()) return charge.status();
+    return Respond(ctx_.engine->Matmul(args), response->mutable_result());
   });
 }
 

@@ -30,8 +30,9 @@ absl::Status ValidateAxis(const char* which, const AxisRange& axis) {
 
 }  // namespace
 
-HistogramEntry::HistogramEntry(HistogramSpec spec, std::unique_ptr<HistogramStorage> storage)
-    : spec_(std::move(spec)), storage_(std::move(storage)) {}
+HistogramEntry::HistogramEntry(HistogramSpec spec, std::unique_ptr<HistogramStorage> storage,
+                               MemoryCharge charge)
+    : spec_(std::move(spec)), storage_(std::move(storage)), charge_(std::move(charge)) {}
 
 IngestCounters HistogramEntry::counters() const {
   absl::MutexLock lock(&mu_);
@@ -67,8 +68,15 @@ void HistogramEntry::RestoreCounters(const IngestCounters& counters) {
 }
 
 HistogramStore::HistogramStore(Engine& engine, uint32_t max_histograms,
-                               uint64_t max_bins_per_histogram)
-    : engine_(engine), max_histograms_(max_histograms), max_bins_(max_bins_per_histogram) {}
+                               uint64_t max_bins_per_histogram, MemoryBudget* budget)
+    : engine_(engine),
+      budget_(budget),
+      max_histograms_(max_histograms),
+      max_bins_(max_bins_per_histogram) {}
+
+uint64_t HistogramStore::ChargedBytes(const HistogramShape& shape) {
+  return (shape.bins() + 15) / 16 * 16;  // bins() <= 2^64 - 2^33 + 1: no overflow
+}
 
 absl::Status HistogramStore::ValidateName(absl::string_view name) {
   if (name.empty()) return absl::InvalidArgumentError("histogram name is empty");
@@ -123,10 +131,19 @@ absl::StatusOr<std::shared_ptr<HistogramEntry>> HistogramStore::Create(const His
     absl::MutexLock lock(&mu_);
     if (absl::Status s = check_room(); !s.ok()) return s;
   }
+  MemoryCharge charge;
+  if (budget_ != nullptr) {
+    absl::StatusOr<MemoryCharge> charged = budget_->Charge(
+        ChargedBytes(spec.shape),
+        absl::StrFormat("histogram '%s' (%u x %u bins)", spec.name, spec.shape.rows,
+                        spec.shape.cols));
+    if (!charged.ok()) return charged.status();
+    charge = *std::move(charged);
+  }
   // Allocate outside the lock (device allocation can be slow), then check again.
   absl::StatusOr<std::unique_ptr<HistogramStorage>> storage = engine_.CreateHistogram(spec.shape);
   if (!storage.ok()) return storage.status();
-  auto entry = std::make_shared<HistogramEntry>(spec, *std::move(storage));
+  auto entry = std::make_shared<HistogramEntry>(spec, *std::move(storage), std::move(charge));
   absl::MutexLock lock(&mu_);
   if (absl::Status s = check_room(); !s.ok()) return s;
   entries_.emplace(spec.name, entry);

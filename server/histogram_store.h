@@ -2,7 +2,7 @@
 //
 // Contract: names match [A-Za-z0-9._-]{1,128}; a histogram's spec is fixed at creation.
 // Codes: bad field INVALID_ARGUMENT, duplicate name ALREADY_EXISTS, unknown name NOT_FOUND,
-// over --max_histograms or --max_bins_per_histogram RESOURCE_EXHAUSTED.
+// over --max_histograms, --max_bins_per_histogram or the memory budget RESOURCE_EXHAUSTED.
 // Entries are shared: Delete removes a name, while an ingest batch or a query that still
 // holds the entry keeps its storage alive until it finishes (deletion is safe under load).
 // Knows nothing of gRPC.
@@ -24,6 +24,7 @@
 #include "absl/synchronization/mutex.h"
 #include "kernels/engine.h"
 #include "kernels/histogram_types.h"
+#include "server/memory_budget.h"
 
 namespace histd::server {
 
@@ -50,7 +51,9 @@ struct IngestCounters {
 
 class HistogramEntry {
  public:
-  HistogramEntry(HistogramSpec spec, std::unique_ptr<HistogramStorage> storage);
+  // `charge`: the storage's bytes held against a memory budget for as long as the entry lives.
+  HistogramEntry(HistogramSpec spec, std::unique_ptr<HistogramStorage> storage,
+                 MemoryCharge charge = MemoryCharge());
 
   const HistogramSpec& spec() const { return spec_; }
   const std::string& name() const { return spec_.name; }
@@ -68,13 +71,21 @@ class HistogramEntry {
  private:
   const HistogramSpec spec_;
   const std::unique_ptr<HistogramStorage> storage_;
+  const MemoryCharge charge_;
   mutable absl::Mutex mu_;
   IngestCounters counters_ ABSL_GUARDED_BY(mu_);
 };
 
 class HistogramStore {
  public:
-  HistogramStore(Engine& engine, uint32_t max_histograms, uint64_t max_bins_per_histogram);
+  // Histograms' bins are charged to `budget` (host or device memory, where the engine keeps
+  // them) before they are allocated: beyond it Create is RESOURCE_EXHAUSTED. Null: no budget.
+  HistogramStore(Engine& engine, uint32_t max_histograms, uint64_t max_bins_per_histogram,
+                 MemoryBudget* budget = nullptr);
+
+  // Bytes charged for a histogram of `shape`: its bins in whole 16-byte chunks, as engines
+  // allocate them.
+  static uint64_t ChargedBytes(const HistogramShape& shape);
 
   absl::StatusOr<std::shared_ptr<HistogramEntry>> Create(const HistogramSpec& spec);
   absl::Status Delete(absl::string_view name);
@@ -90,6 +101,7 @@ class HistogramStore {
   absl::Status ValidateSpec(const HistogramSpec& spec) const;
 
   Engine& engine_;
+  MemoryBudget* const budget_;
   const uint32_t max_histograms_;
   const uint64_t max_bins_;
   mutable absl::Mutex mu_;

@@ -154,6 +154,18 @@ grpc::ServerUnaryReactor* HistogramsService::GetServerStats(
   response->set_query_read_seconds(queries.read_seconds);
   response->set_query_write_seconds(queries.write_seconds);
   response->set_uptime_seconds(absl::ToDoubleSeconds(absl::Now() - ctx_.started));
+  response->set_memory_budget_bytes(ctx_.host_budget->limit());
+  response->set_memory_used_bytes(ctx_.host_budget->used());
+  response->set_memory_peak_bytes(ctx_.host_budget->peak());
+  response->set_memory_refusals(ctx_.host_budget->refusals());
+  if (ctx_.device_budget != nullptr) {
+    response->set_device_memory_budget_bytes(ctx_.device_budget->limit());
+    response->set_device_memory_used_bytes(ctx_.device_budget->used());
+    response->set_device_memory_refusals(ctx_.device_budget->refusals());
+  }
+  response->set_active_queries(ctx_.queries.active());
+  response->set_query_refusals(ctx_.queries.refusals());
+  response->set_snapshot_failures(ctx_.snapshot_failures.load());
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   reactor->Finish(grpc::Status::OK);
   return reactor;

@@ -86,7 +86,8 @@ class IngestStreamReactor final
     }
     // Decode in place: the samples stay in the slices they arrived in (SamplePayload).
     absl::StatusOr<DecodedIngestRequest> request = DecodeIngestRequest(request_);
-    const size_t charge = std::max(request_.Length(), kReadAheadMinChargeBytes);
+    const size_t message_bytes = request_.Length();
+    const size_t charge = std::max(message_bytes, kReadAheadMinChargeBytes);
     request_.Clear();  // the payload holds its own references to the slices
     auto ack = std::make_shared<PendingAck>();
     if (request.ok()) ack->response.set_sequence(request->sequence);
@@ -106,6 +107,19 @@ class IngestStreamReactor final
     }
     if (!request.ok()) {
       OnAck(ack, request.status(), 0);
+      OnStaged(charge);
+      return;
+    }
+    // gRPC reads messages up to twice the limit (server.cc) so that one over it is refused
+    // here, on its own, and the stream goes on.
+    const uint64_t limit = static_cast<uint64_t>(ctx_.options->limits.max_message_bytes);
+    if (message_bytes > limit) {
+      OnAck(ack,
+            absl::ResourceExhaustedError(absl::StrFormat(
+                "message of %d bytes is larger than --max_message_bytes=%d; split it (nothing "
+                "of it was applied)",
+                message_bytes, limit)),
+            0);
       OnStaged(charge);
       return;
     }
@@ -221,8 +235,12 @@ class IngestStreamReactor final
       writing_ = true;
       a.write = &response_;
     }
+    // Reads pause while the client leaves its acknowledgements unread (they pile up here
+    // once gRPC's flow control holds our writes), so a producer that never reads cannot
+    // grow the daemon's memory.
+    const size_t max_unsent = static_cast<size_t>(ctx_.options->limits.max_unsent_acks_per_stream);
     if (!reads_done_ && staging_bytes_ < ctx_.options->pipeline.stream_read_ahead_bytes &&
-        !read_outstanding_) {
+        pending_.size() < max_unsent && !read_outstanding_) {
       read_outstanding_ = true;
       a.read = true;
     }

@@ -16,6 +16,8 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
 #include "server/log.h"
@@ -42,6 +44,18 @@ ABSL_FLAG(int, max_message_bytes, kDefaults.limits.max_message_bytes,
           "largest gRPC message received or sent, in bytes");
 ABSL_FLAG(int, max_concurrent_streams, kDefaults.limits.max_concurrent_streams,
           "ingest streams open at once");
+ABSL_FLAG(uint64_t, max_memory_bytes, kDefaults.limits.max_memory_bytes,
+          "host memory budget in bytes: histograms of the CPU engine, staging and query "
+          "buffers, compute results; beyond it requests get RESOURCE_EXHAUSTED (0: three "
+          "quarters of the host's memory, or of its container's limit)");
+ABSL_FLAG(uint64_t, max_device_memory_bytes, kDefaults.limits.max_device_memory_bytes,
+          "device memory budget per GPU for histograms, in bytes (0: nine tenths of each "
+          "GPU's memory)");
+ABSL_FLAG(int, max_concurrent_queries, kDefaults.limits.max_concurrent_queries,
+          "Query streams and Project/Cdf/Quantiles calls running at once");
+ABSL_FLAG(int, max_unsent_acks_per_stream, kDefaults.limits.max_unsent_acks_per_stream,
+          "acknowledgements an ingest stream may hold unsent (its client not reading them) "
+          "before the daemon pauses reading that stream");
 ABSL_FLAG(int, staging_buffers, kDefaults.pipeline.staging_buffers,
           "staging buffers (pinned host memory on the CUDA engine)");
 ABSL_FLAG(uint64_t, staging_buffer_bytes, kDefaults.pipeline.staging_buffer_bytes,
@@ -131,6 +145,12 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "histd: a histogram daemon. Producers stream samples over gRPC (histd.v1); anyone can "
       "query.\nUsage: histd [--address=127.0.0.1:7440] [--engine=auto|cpu|cuda] [flags]");
+  // --help lists this file's flags: every flag of histd is defined here.
+  absl::FlagsUsageConfig usage;
+  usage.contains_help_flags = [](absl::string_view file) {
+    return absl::EndsWith(file, "server/main.cc");
+  };
+  absl::SetFlagsUsageConfig(usage);
   absl::ParseCommandLine(argc, argv);
   // Before any thread starts (the flag library starts none).
   if (!histd::server::SetMallocArenaMax(absl::GetFlag(FLAGS_malloc_arena_max))) {
@@ -157,6 +177,10 @@ int main(int argc, char** argv) {
   options.limits.max_bins_per_histogram = absl::GetFlag(FLAGS_max_bins_per_histogram);
   options.limits.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
   options.limits.max_concurrent_streams = absl::GetFlag(FLAGS_max_concurrent_streams);
+  options.limits.max_memory_bytes = absl::GetFlag(FLAGS_max_memory_bytes);
+  options.limits.max_device_memory_bytes = absl::GetFlag(FLAGS_max_device_memory_bytes);
+  options.limits.max_concurrent_queries = absl::GetFlag(FLAGS_max_concurrent_queries);
+  options.limits.max_unsent_acks_per_stream = absl::GetFlag(FLAGS_max_unsent_acks_per_stream);
   options.pipeline.staging_buffers = absl::GetFlag(FLAGS_staging_buffers);
   options.pipeline.staging_buffer_bytes = absl::GetFlag(FLAGS_staging_buffer_bytes);
   options.pipeline.flush_deadline = absl::GetFlag(FLAGS_flush_deadline);
@@ -224,9 +248,13 @@ int main(int argc, char** argv) {
                            "at once)");
     (*server)->Shutdown(grace);
   });
-  (*server)->Wait();
+  const absl::Status outcome = (*server)->Wait();
   signal_watcher.join();
   server->reset();
+  if (!outcome.ok()) {
+    histd::server::LogError("histd exited with an error: %s", outcome.ToString());
+    return 1;
+  }
   histd::server::LogInfo("histd exited cleanly");
   return 0;
 }

@@ -36,6 +36,20 @@ struct Options {
     int max_message_bytes = 64 << 20;
     // Ingest streams open at once; one more is refused with RESOURCE_EXHAUSTED.
     int max_concurrent_streams = 64;
+    // Host memory that clients can make the daemon hold: histograms of the CPU engine,
+    // staging buffers, query buffers, compute results and working copies. Beyond it a
+    // request is RESOURCE_EXHAUSTED. 0: three quarters of the host's memory, or of its
+    // container's limit when lower (HostMemoryBytes()).
+    uint64_t max_memory_bytes = 0;
+    // Device memory that histograms may hold on each GPU (summed over the GPUs).
+    // 0: nine tenths of each device's memory, the rest left to contexts and workspaces.
+    uint64_t max_device_memory_bytes = 0;
+    // Query streams and Project/Cdf/Quantiles calls running at once; one more is
+    // RESOURCE_EXHAUSTED. Their buffers are charged to the host budget as well.
+    int max_concurrent_queries = 64;
+    // Acknowledgements an ingest stream may hold unsent (its client not reading them)
+    // before the daemon stops reading that stream; reads resume as acks are written.
+    int max_unsent_acks_per_stream = 1024;
   } limits;
 
   struct Pipeline {

@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_format.h"
 #include "server/query_stream.h"
+#include "server/status_util.h"
 #include "server/unary_reactor.h"
 
 namespace histd::server {
@@ -14,8 +15,15 @@ namespace {
 
 // Sums of the histogram along `collapse` (DIM_ROWS: one per column; DIM_COLS: one per row),
 // as a u64 1 x n array, computed by the engine on the resident bins.
-absl::StatusOr<HostArray> Projection(ServiceContext& ctx, const std::string& name,
-                                     v1::Dim collapse, std::shared_ptr<HistogramEntry>* entry_out) {
+constexpr uint64_t kResponseHeaderRoom = 1024;  // a response's fields beside its values
+
+// `what` names the call in errors; `bytes_per_value` is what its response carries per value
+// (the size is checked before the engine runs); `charge` receives the host memory the call
+// holds, released when the caller is done.
+absl::StatusOr<HostArray> Projection(ServiceContext& ctx, const char* what,
+                                     const std::string& name, v1::Dim collapse,
+                                     uint64_t bytes_per_value, MemoryCharge* charge,
+                                     std::shared_ptr<HistogramEntry>* entry_out) {
   if (collapse != v1::DIM_ROWS && collapse != v1::DIM_COLS) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "collapse must be DIM_ROWS (one value per column) or DIM_COLS (one per row), got %s",
@@ -25,6 +33,20 @@ absl::StatusOr<HostArray> Projection(ServiceContext& ctx, const std::string& nam
   absl::StatusOr<std::shared_ptr<HistogramEntry>> entry = ctx.store->Find(name);
   if (!entry.ok()) return entry.status();
   const HistogramShape& shape = (*entry)->spec().shape;
+  const uint64_t values = collapse == v1::DIM_ROWS ? shape.cols : shape.rows;
+  // Checked before anything is computed: the response carries bytes_per_value per value.
+  const uint64_t limit = static_cast<uint64_t>(ctx.options->limits.max_message_bytes);
+  if (values * bytes_per_value > limit - kResponseHeaderRoom) {
+    return absl::ResourceExhaustedError(absl::StrFormat(
+        "%s of '%s' has %d values, %d bytes, more than --max_message_bytes=%d allows; read "
+        "the histogram with Query (streamed in chunks) instead",
+        what, name, values, values * bytes_per_value, limit));
+  }
+  // The projection and its scan (8 bytes a value each) and the response.
+  absl::StatusOr<MemoryCharge> charged = ctx.host_budget->Charge(
+      values * (16 + bytes_per_value), absl::StrFormat("%s of '%s'", what, name));
+  if (!charged.ok()) return charged.status();
+  *charge = *std::move(charged);
   ArrayRef bins{DType::kU8, shape.rows, shape.cols, nullptr, &(*entry)->storage()};
   absl::StatusOr<HostArray> sums = ctx.engine->Reduce(
       bins, Engine::ReduceOp::kSum, collapse == v1::DIM_ROWS ? Dim::kRows : Dim::kCols);
@@ -72,18 +94,34 @@ double QuantilePosition(const uint64_t* cum, size_t bins, uint64_t total, double
   return static_cast<double>(lo) + std::min(1.0, std::max(0.0, frac));
 }
 
+// Finishes a unary call at once with `status` (a refusal: nothing was scheduled).
+grpc::ServerUnaryReactor* Refused(grpc::CallbackServerContext* context, const absl::Status& status) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  reactor->Finish(ToGrpcStatus(status));
+  return reactor;
+}
+
 }  // namespace
 
 grpc::ServerWriteReactor<v1::QueryChunk>* QueryService::Query(grpc::CallbackServerContext* /*context*/,
                                                               const v1::QueryRequest* request) {
-  return StartQueryStream(ctx_, *request);
+  absl::StatusOr<ConcurrencyLimit::Permit> permit = ctx_.queries.TryAcquire();
+  if (!permit.ok()) return RefusedQueryStream(permit.status());
+  return StartQueryStream(ctx_, *request, *std::move(permit));
 }
 
 grpc::ServerUnaryReactor* QueryService::Project(grpc::CallbackServerContext* context,
                                                 const v1::ProjectRequest* request,
                                                 v1::ProjectResponse* response) {
-  return RunOnWorkers(context, *ctx_.workers, [this, request, response]() -> absl::Status {
-    absl::StatusOr<HostArray> sums = Projection(ctx_, request->name(), request->collapse(), nullptr);
+  absl::StatusOr<ConcurrencyLimit::Permit> permit = ctx_.queries.TryAcquire();
+  if (!permit.ok()) return Refused(context, permit.status());
+  return RunOnWorkers(context, *ctx_.workers,
+                      [this, request, response,
+                       permit = std::make_shared<ConcurrencyLimit::Permit>(
+                           *std::move(permit))]() -> absl::Status {
+    MemoryCharge charge;
+    absl::StatusOr<HostArray> sums = Projection(ctx_, "projection", request->name(),
+                                                request->collapse(), 8, &charge, nullptr);
     if (!sums.ok()) return sums.status();
     const uint64_t* v = sums->data<uint64_t>();
     response->mutable_counts()->Add(v, v + sums->cols);
@@ -94,8 +132,15 @@ grpc::ServerUnaryReactor* QueryService::Project(grpc::CallbackServerContext* con
 grpc::ServerUnaryReactor* QueryService::Cdf(grpc::CallbackServerContext* context,
                                             const v1::CdfRequest* request,
                                             v1::CdfResponse* response) {
-  return RunOnWorkers(context, *ctx_.workers, [this, request, response]() -> absl::Status {
-    absl::StatusOr<HostArray> sums = Projection(ctx_, request->name(), request->collapse(), nullptr);
+  absl::StatusOr<ConcurrencyLimit::Permit> permit = ctx_.queries.TryAcquire();
+  if (!permit.ok()) return Refused(context, permit.status());
+  return RunOnWorkers(context, *ctx_.workers,
+                      [this, request, response,
+                       permit = std::make_shared<ConcurrencyLimit::Permit>(
+                           *std::move(permit))]() -> absl::Status {
+    MemoryCharge charge;
+    absl::StatusOr<HostArray> sums = Projection(ctx_, "CDF", request->name(),
+                                                request->collapse(), 16, &charge, nullptr);
     if (!sums.ok()) return sums.status();
     absl::StatusOr<HostArray> cdf = Cumulative(ctx_, *sums);
     if (!cdf.ok()) return cdf.status();
@@ -115,7 +160,18 @@ grpc::ServerUnaryReactor* QueryService::Cdf(grpc::CallbackServerContext* context
 grpc::ServerUnaryReactor* QueryService::Quantiles(grpc::CallbackServerContext* context,
                                                   const v1::QuantilesRequest* request,
                                                   v1::QuantilesResponse* response) {
-  return RunOnWorkers(context, *ctx_.workers, [this, request, response]() -> absl::Status {
+  absl::StatusOr<ConcurrencyLimit::Permit> permit = ctx_.queries.TryAcquire();
+  if (!permit.ok()) return Refused(context, permit.status());
+  return RunOnWorkers(context, *ctx_.workers,
+                      [this, request, response,
+                       permit = std::make_shared<ConcurrencyLimit::Permit>(
+                           *std::move(permit))]() -> absl::Status {
+    const uint64_t answer_bytes = uint64_t(request->probabilities_size()) * 16;
+    if (answer_bytes > uint64_t(ctx_.options->limits.max_message_bytes) - kResponseHeaderRoom) {
+      return absl::ResourceExhaustedError(absl::StrFormat(
+          "%d probabilities need a %d-byte response, more than --max_message_bytes=%d allows",
+          request->probabilities_size(), answer_bytes, ctx_.options->limits.max_message_bytes));
+    }
     for (int i = 0; i < request->probabilities_size(); ++i) {
       const double p = request->probabilities(i);
       if (!(p >= 0.0 && p <= 1.0)) {
@@ -124,7 +180,10 @@ grpc::ServerUnaryReactor* QueryService::Quantiles(grpc::CallbackServerContext* c
       }
     }
     std::shared_ptr<HistogramEntry> entry;
-    absl::StatusOr<HostArray> sums = Projection(ctx_, request->name(), request->collapse(), &entry);
+    MemoryCharge charge;
+    // The response carries two doubles per probability, not per bin: nothing to size here.
+    absl::StatusOr<HostArray> sums = Projection(ctx_, "quantiles", request->name(),
+                                                request->collapse(), 0, &charge, &entry);
     if (!sums.ok()) return sums.status();
     absl::StatusOr<HostArray> cdf = Cumulative(ctx_, *sums);
     if (!cdf.ok()) return cdf.status();

@@ -6,6 +6,7 @@
 #include <string>
 #include <utility>
 
+#include "absl/strings/str_format.h"
 #include "server/proto_convert.h"
 #include "server/status_util.h"
 
@@ -20,8 +21,9 @@ uint64_t BlockEnd(uint32_t begin, uint64_t blocks, uint32_t factor, uint32_t end
 
 class QueryStreamReactor final : public grpc::ServerWriteReactor<v1::QueryChunk> {
  public:
-  QueryStreamReactor(ServiceContext& ctx, const v1::QueryRequest& request)
-      : ctx_(ctx), request_(request) {}
+  QueryStreamReactor(ServiceContext& ctx, const v1::QueryRequest& request,
+                     ConcurrencyLimit::Permit permit)
+      : ctx_(ctx), request_(request), permit_(std::move(permit)) {}
 
   void Start() {
     started_ = absl::Now();
@@ -88,6 +90,13 @@ class QueryStreamReactor final : public grpc::ServerWriteReactor<v1::QueryChunk>
                                                    : ctx_.options->query.chunk_bytes;
     chunk_bytes_ = std::clamp<uint64_t>(chunk_bytes_, 1, max_chunk);
     band_budget_ = QueryBandBytes(chunk_bytes_);
+    const uint64_t band = std::min(band_budget_, total_bytes_);
+    const uint64_t heap_band = band > ctx_.query_buffers->buffer_bytes() ? band : 0;
+    absl::StatusOr<MemoryCharge> charge = ctx_.host_budget->Charge(
+        heap_band + 2 * std::min(chunk_bytes_, total_bytes_),
+        absl::StrFormat("query of '%s' in %d-byte chunks", request_.name(), chunk_bytes_));
+    if (!charge.ok()) return charge.status();
+    charge_ = *std::move(charge);
     return AllocateBand();
   }
 
@@ -165,6 +174,8 @@ class QueryStreamReactor final : public grpc::ServerWriteReactor<v1::QueryChunk>
 
   ServiceContext& ctx_;
   const v1::QueryRequest request_;
+  ConcurrencyLimit::Permit permit_;  // held for the stream's life
+  MemoryCharge charge_;              // its buffers, against the host budget
   std::shared_ptr<HistogramEntry> entry_;
   ReadSpec spec_;
   uint64_t out_rows_ = 0, out_cols_ = 0, element_ = 1, total_bytes_ = 0;
@@ -197,10 +208,25 @@ ReadSpec BandSpec(const ReadSpec& full, uint64_t r0, uint64_t r1, uint64_t c0, u
 }
 
 grpc::ServerWriteReactor<v1::QueryChunk>* StartQueryStream(ServiceContext& ctx,
-                                                           const v1::QueryRequest& request) {
-  auto* reactor = new QueryStreamReactor(ctx, request);
+                                                           const v1::QueryRequest& request,
+                                                           ConcurrencyLimit::Permit permit) {
+  auto* reactor = new QueryStreamReactor(ctx, request, std::move(permit));
   reactor->Start();
   return reactor;
+}
+
+namespace {
+
+class RefusedQuery final : public grpc::ServerWriteReactor<v1::QueryChunk> {
+ public:
+  explicit RefusedQuery(const absl::Status& status) { Finish(ToGrpcStatus(status)); }
+  void OnDone() override { delete this; }
+};
+
+}  // namespace
+
+grpc::ServerWriteReactor<v1::QueryChunk>* RefusedQueryStream(const absl::Status& status) {
+  return new RefusedQuery(status);
 }
 
 }  // namespace histd::server

@@ -30,8 +30,15 @@ inline constexpr uint64_t QueryBandBytes(uint64_t chunk_bytes) {
 // The sub-spec whose ReadBins output is output rows [r0, r1) x output cols [c0, c1) of `full`.
 ReadSpec BandSpec(const ReadSpec& full, uint64_t r0, uint64_t r1, uint64_t c0, uint64_t c1);
 
-// Creates the reactor for one Query call and starts it.
+// Creates the reactor for one Query call and starts it; `permit` (--max_concurrent_queries)
+// is held until the stream is done. The stream charges its buffers (its band beyond the
+// pooled ones, and two chunks: the one being filled and the one gRPC sends) to the host
+// budget before reading, and finishes RESOURCE_EXHAUSTED when they do not fit.
 grpc::ServerWriteReactor<v1::QueryChunk>* StartQueryStream(ServiceContext& ctx,
-                                                           const v1::QueryRequest& request);
+                                                           const v1::QueryRequest& request,
+                                                           ConcurrencyLimit::Permit permit);
+
+// A Query stream that finishes at once with `status` (a refusal).
+grpc::ServerWriteReactor<v1::QueryChunk>* RefusedQueryStream(const absl::Status& status);
 
 }  // namespace histd::server

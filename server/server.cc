@@ -1,6 +1,15 @@
 #include "server/server.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <vector>
 #include <utility>
 
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
@@ -22,6 +31,8 @@
 #include "server/ingest_pipeline.h"
 #include "server/ingest_service.h"
 #include "server/log.h"
+#include "server/memory_budget.h"
+#include "server/parse_error_interceptor.h"
 #include "server/host_buffer_pool.h"
 #include "server/query_service.h"
 #include "server/query_stream.h"
@@ -54,7 +65,61 @@ absl::Status CheckOptions(const Options& o) {
   if (o.snapshot.interval > absl::ZeroDuration() && o.snapshot.path.empty()) {
     return absl::InvalidArgumentError("a snapshot interval needs a snapshot path");
   }
+  if (o.limits.max_concurrent_queries < 1) {
+    return absl::InvalidArgumentError("max_concurrent_queries must be >= 1");
+  }
+  if (o.limits.max_unsent_acks_per_stream < 1) {
+    return absl::InvalidArgumentError("max_unsent_acks_per_stream must be >= 1");
+  }
   return absl::OkStatus();
+}
+
+// A snapshot is written to PATH.tmp and renamed (server/snapshot.h): refuse to start unless a
+// file can be created in PATH's directory, so that no acknowledged sample is promised a
+// snapshot that can never be written. Probes by creating and removing a file, which also
+// holds for root, whom permission bits do not stop.
+absl::Status CheckSnapshotDirectory(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  std::string probe = dir + "/.histd-snapshot-probe-XXXXXX";
+  const int fd = mkstemp(probe.data());
+  if (fd < 0) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "--snapshot_path=%s: cannot create a file in %s (%s); create the directory or make it "
+        "writable, or choose another path",
+        path, dir, std::strerror(errno)));
+  }
+  close(fd);
+  unlink(probe.c_str());
+  return absl::OkStatus();
+}
+
+// The host budget's limit: the option, else three quarters of the host's memory.
+uint64_t HostBudgetBytes(const Options& o) {
+  if (o.limits.max_memory_bytes != 0) return o.limits.max_memory_bytes;
+  const uint64_t host = HostMemoryBytes();
+  return host != 0 ? host / 4 * 3 : std::numeric_limits<uint64_t>::max();
+}
+
+// The device budget's limit: per device the option, else nine tenths of its memory.
+uint64_t DeviceBudgetBytes(const Options& o, const std::vector<uint64_t>& devices) {
+  uint64_t total = 0;
+  for (uint64_t bytes : devices) {
+    const uint64_t limit =
+        o.limits.max_device_memory_bytes != 0 ? o.limits.max_device_memory_bytes : bytes / 10 * 9;
+    total = limit > std::numeric_limits<uint64_t>::max() - total
+                ? std::numeric_limits<uint64_t>::max()
+                : total + limit;
+  }
+  return total;
+}
+
+// gRPC's own receive limit. Messages up to twice --max_message_bytes are read, so that an
+// ingest message over the limit gets its own RESOURCE_EXHAUSTED and its stream goes on;
+// larger ones end their call with gRPC's RESOURCE_EXHAUSTED.
+int TransportReceiveLimit(const Options& o) {
+  const int64_t twice = int64_t{o.limits.max_message_bytes} * 2;
+  return static_cast<int>(std::min<int64_t>(twice, std::numeric_limits<int>::max()));
 }
 
 // "host:0" bound to port 12345 -> "host:12345".
@@ -72,6 +137,9 @@ std::string HistdServer::engine_name() const { return engine_->name(); }
 
 absl::StatusOr<std::unique_ptr<HistdServer>> HistdServer::Start(Options options) {
   if (absl::Status s = CheckOptions(options); !s.ok()) return s;
+  if (!options.snapshot.path.empty()) {
+    if (absl::Status s = CheckSnapshotDirectory(options.snapshot.path); !s.ok()) return s;
+  }
   std::unique_ptr<HistdServer> server(new HistdServer(std::move(options)));
   const Options& o = server->options_;
 
@@ -80,8 +148,31 @@ absl::StatusOr<std::unique_ptr<HistdServer>> HistdServer::Start(Options options)
   server->engine_ = *std::move(engine);
   LogInfo("engine: %s (histograms on %s)", server->engine_->name(), server->engine_->device());
 
+  server->host_budget_ = std::make_unique<MemoryBudget>("host memory", "--max_memory_bytes",
+                                                        HostBudgetBytes(o));
+  const std::vector<uint64_t> devices = server->engine_->device_memory_bytes();
+  if (!devices.empty()) {
+    server->device_budget_ = std::make_unique<MemoryBudget>(
+        "device memory", "--max_device_memory_bytes", DeviceBudgetBytes(o, devices));
+  }
+  LogInfo("memory budgets: host %d MiB%s", server->host_budget_->limit() >> 20,
+          devices.empty() ? std::string(" (histograms included)")
+                          : absl::StrFormat(", device %d MiB over %d devices",
+                                            server->device_budget_->limit() >> 20,
+                                            devices.size()));
+  MemoryBudget* histogram_budget =
+      devices.empty() ? server->host_budget_.get() : server->device_budget_.get();
   server->store_ = std::make_unique<HistogramStore>(*server->engine_, o.limits.max_histograms,
-                                                    o.limits.max_bins_per_histogram);
+                                                    o.limits.max_bins_per_histogram,
+                                                    histogram_budget);
+  // Staging and the pooled query bands are held for the daemon's life: charged once.
+  const uint64_t fixed_bytes =
+      uint64_t(std::max(o.pipeline.staging_buffers, 0)) * o.pipeline.staging_buffer_bytes +
+      uint64_t(o.rpc_workers) * QueryBandBytes(o.query.chunk_bytes);
+  absl::StatusOr<MemoryCharge> fixed =
+      server->host_budget_->Charge(fixed_bytes, "staging buffers and pooled query buffers");
+  if (!fixed.ok()) return fixed.status();
+  server->fixed_charge_ = *std::move(fixed);
   absl::StatusOr<std::unique_ptr<IngestPipeline>> pipeline =
       IngestPipeline::Create(*server->engine_, o.pipeline);
   if (!pipeline.ok()) return pipeline.status();
@@ -106,9 +197,10 @@ absl::StatusOr<std::unique_ptr<HistdServer>> HistdServer::Start(Options options)
       server->engine_.get(), QueryBandBytes(o.query.chunk_bytes),
       o.rpc_workers);
 
-  server->ctx_ = std::make_unique<ServiceContext>();
+  server->ctx_ = std::make_unique<ServiceContext>(server->options_);
   ServiceContext& ctx = *server->ctx_;
-  ctx.options = &server->options_;
+  ctx.host_budget = server->host_budget_.get();
+  ctx.device_budget = server->device_budget_.get();
   ctx.engine = server->engine_.get();
   ctx.store = server->store_.get();
   ctx.pipeline = server->pipeline_.get();
@@ -130,8 +222,11 @@ absl::StatusOr<std::unique_ptr<HistdServer>> HistdServer::Start(Options options)
   // Without this gRPC sets SO_REUSEPORT, and a second daemon on the same port would
   // silently share it instead of failing to start.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
-  builder.SetMaxReceiveMessageSize(o.limits.max_message_bytes);
+  builder.SetMaxReceiveMessageSize(TransportReceiveLimit(o));
   builder.SetMaxSendMessageSize(o.limits.max_message_bytes);
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
+  interceptors.push_back(MakeParseErrorInterceptorFactory());
+  builder.experimental().SetInterceptorCreators(std::move(interceptors));
   builder.RegisterService(server->histograms_service_.get());
   builder.RegisterService(server->ingest_service_.get());
   builder.RegisterService(server->query_service_.get());
@@ -198,12 +293,23 @@ void HistdServer::Shutdown(absl::Duration grace) {
           stats.batches, stats.messages, stats.samples);
   stop_snapshots_.Notify();
   if (snapshotter_.joinable()) snapshotter_.join();
-  if (!options_.snapshot.path.empty()) (void)Snapshot("shutdown");  // logged either way
+  absl::Status final_snapshot;
+  if (!options_.snapshot.path.empty()) final_snapshot = Snapshot("shutdown");  // logged
+  if (!final_snapshot.ok()) {
+    shutdown_status_ = absl::DataLossError(absl::StrFormat(
+        "the final snapshot to %s failed, so histograms changed since the last snapshot are "
+        "lost: %s",
+        options_.snapshot.path, final_snapshot.message()));
+    LogError("shutdown: %s", shutdown_status_.message());
+  }
   LogInfo("shutdown: done in %s", absl::FormatDuration(absl::Now() - begin));
   shutdown_done_.Notify();
 }
 
-void HistdServer::Wait() { shutdown_done_.WaitForNotification(); }
+absl::Status HistdServer::Wait() {
+  shutdown_done_.WaitForNotification();
+  return shutdown_status_;
+}
 
 absl::Status HistdServer::Snapshot(const char* why, v1::WriteSnapshotResponse* out) {
   if (options_.snapshot.path.empty()) {
@@ -214,6 +320,7 @@ absl::Status HistdServer::Snapshot(const char* why, v1::WriteSnapshotResponse* o
   const absl::Time begin = absl::Now();
   absl::StatusOr<SnapshotStats> written = WriteSnapshot(options_.snapshot.path, *store_, *engine_);
   if (!written.ok()) {
+    ctx_->snapshot_failures.fetch_add(1);
     LogError("snapshot (%s): %s", why, written.status().ToString());
     return written.status();
   }

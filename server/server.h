@@ -12,7 +12,9 @@
 //                                applies everything still staged; then the engine goes.
 //                                With options.snapshot.path, the histograms are restored from
 //                                it at Start and written to it once the pipeline has drained.
-//   Wait()                       blocks until a Shutdown has completed.
+//                                Start refuses a path whose directory takes no new file.
+//   Wait()                       blocks until a Shutdown has completed; DATA_LOSS when its
+//                                final snapshot failed.
 //   ingest_stats()               the pipeline's counters (also after Shutdown).
 // Thread safety: Shutdown and Wait may be called from any thread, Shutdown more than once
 // (later calls wait for the first). The destructor shuts down with zero grace if needed.
@@ -28,6 +30,7 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/time.h"
 #include "server/ingest_pipeline.h"
+#include "server/memory_budget.h"
 #include "server/options.h"
 
 namespace grpc {
@@ -65,7 +68,8 @@ class HistdServer {
   std::string engine_name() const;
 
   void Shutdown(absl::Duration grace);
-  void Wait();
+  // OK, or DATA_LOSS when the final snapshot could not be written (main exits non-zero).
+  absl::Status Wait();
   IngestStats ingest_stats() const;
   // Writes a snapshot to options().snapshot.path now (FAILED_PRECONDITION without a path);
   // `why` goes to the log line; `written` (optional) receives what was written.
@@ -75,7 +79,11 @@ class HistdServer {
   explicit HistdServer(Options options);
 
   const Options options_;
-  // Destroyed bottom-up: the gRPC server first, the engine last.
+  // Destroyed bottom-up: the gRPC server first, the engine, then the budgets last (the
+  // histograms hold charges against them).
+  std::unique_ptr<MemoryBudget> host_budget_;
+  std::unique_ptr<MemoryBudget> device_budget_;  // null when histograms live in host memory
+  MemoryCharge fixed_charge_;                    // staging buffers and pooled query bands
   std::unique_ptr<Engine> engine_;
   std::unique_ptr<HistogramStore> store_;
   std::unique_ptr<IngestPipeline> pipeline_;
@@ -95,6 +103,7 @@ class HistdServer {
   absl::Mutex shutdown_mu_;
   bool shutdown_started_ ABSL_GUARDED_BY(shutdown_mu_) = false;
   absl::Notification shutdown_done_;
+  absl::Status shutdown_status_;  // written before shutdown_done_ is notified
 };
 
 }  // namespace histd::server

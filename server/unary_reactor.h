@@ -4,9 +4,12 @@
 //   return RunOnWorkers(context, *ctx.workers, [=] { return DoWork(request, response); });
 //
 // The request and response stay valid until Finish (gRPC owns them); `work` may fill the
-// response. Thread safety: `work` runs on one worker thread.
+// response. A call cancelled, or past its deadline, by the time a worker takes it finishes
+// CANCELLED or DEADLINE_EXCEEDED without running `work`. Thread safety: `work` runs on one
+// worker thread.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <utility>
 
@@ -23,7 +26,19 @@ inline grpc::ServerUnaryReactor* RunOnWorkers(grpc::CallbackServerContext* conte
                                               WorkerPool& workers,
                                               std::function<absl::Status()> work) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  workers.Schedule([reactor, work = std::move(work)] { reactor->Finish(ToGrpcStatus(work())); });
+  workers.Schedule([context, reactor, work = std::move(work)] {
+    // A call whose client gave up while it waited for a worker costs no engine time.
+    if (context->IsCancelled()) {
+      reactor->Finish(grpc::Status(grpc::StatusCode::CANCELLED, "the call was cancelled"));
+      return;
+    }
+    if (std::chrono::system_clock::now() >= context->deadline()) {
+      reactor->Finish(grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED,
+                                   "the deadline passed before a worker was free"));
+      return;
+    }
+    reactor->Finish(ToGrpcStatus(work()));
+  });
   return reactor;
 }
 

@@ -189,7 +189,10 @@ void CpuEngine::Apply(const StagingBuffer& staging, std::vector<IngestItem> item
 }
 
 absl::StatusOr<HostArray> CpuEngine::Reduce(const ArrayRef& input, ReduceOp op, Dim collapse) {
-  if (absl::Status s = CheckReduce(input, op, collapse); !s.ok()) return s;
+  absl::StatusOr<ResultShape> shape = ReduceResultShape(input, op, collapse);
+  if (!shape.ok()) return shape.status();
+  // Nothing to read: sums of empty extents are zero (min and max were refused above).
+  if (input.elements() == 0) return AllocateHostArray(shape->dtype, shape->rows, shape->cols);
   std::vector<const CpuHistogram*> to_lock;
   absl::StatusOr<HostView> in = ResolveInput(input, "reduce", &to_lock);
   if (!in.ok()) return in.status();
@@ -198,11 +201,9 @@ absl::StatusOr<HostArray> CpuEngine::Reduce(const ArrayRef& input, ReduceOp op, 
 }
 
 absl::StatusOr<HostArray> CpuEngine::Scan(const ArrayRef& input, bool inclusive, Dim along) {
-  if (absl::Status s = CheckArray(input); !s.ok()) return s;
-  if (along != Dim::kAll && along != Dim::kRows && along != Dim::kCols) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("unknown scan dimension %d", static_cast<int>(along)));
-  }
+  absl::StatusOr<ResultShape> shape = ScanResultShape(input, along);
+  if (!shape.ok()) return shape.status();
+  if (shape->bytes == 0) return AllocateHostArray(shape->dtype, shape->rows, shape->cols);
   std::vector<const CpuHistogram*> to_lock;
   absl::StatusOr<HostView> in = ResolveInput(input, "scan", &to_lock);
   if (!in.ok()) return in.status();
@@ -211,7 +212,9 @@ absl::StatusOr<HostArray> CpuEngine::Scan(const ArrayRef& input, bool inclusive,
 }
 
 absl::StatusOr<HostArray> CpuEngine::Transpose(const ArrayRef& input) {
-  if (absl::Status s = CheckArray(input); !s.ok()) return s;
+  absl::StatusOr<ResultShape> shape = TransposeResultShape(input);
+  if (!shape.ok()) return shape.status();
+  if (shape->bytes == 0) return AllocateHostArray(shape->dtype, shape->rows, shape->cols);
   std::vector<const CpuHistogram*> to_lock;
   absl::StatusOr<HostView> in = ResolveInput(input, "transpose", &to_lock);
   if (!in.ok()) return in.status();
@@ -220,7 +223,8 @@ absl::StatusOr<HostArray> CpuEngine::Transpose(const ArrayRef& input) {
 }
 
 absl::StatusOr<HostArray> CpuEngine::Matmul(const MatmulArgs& args) {
-  if (absl::Status s = CheckMatmul(args); !s.ok()) return s;
+  absl::StatusOr<ResultShape> shape = MatmulResultShape(args);
+  if (!shape.ok()) return shape.status();
   std::vector<const CpuHistogram*> to_lock;
   absl::StatusOr<HostView> a = ResolveInput(args.a, "matmul a", &to_lock);
   if (!a.ok()) return a.status();

@@ -288,7 +288,7 @@ TEST_P(ServerLifecycleTest, IdleStreamThatHalfClosesOnTheNoticeEndsWithoutWaitin
   EXPECT_EQ(stream->Finish().error_code(), grpc::StatusCode::UNAVAILABLE);
   stopper.join();
   EXPECT_LT(absl::Now() - start, absl::Seconds(10));
-  server_->Wait();                      // returns: shutdown completed
+  EXPECT_TRUE(server_->Wait().ok());    // returns: shutdown completed
   server_->Shutdown(absl::Seconds(1));  // idempotent
 }
 

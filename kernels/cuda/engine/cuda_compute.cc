@@ -55,6 +55,12 @@ absl::StatusOr<HostArray> ToHost(const DeviceBuffer& result, DType dtype, uint64
   return out;
 }
 
+// A zeroed host result of `shape`: what an operation returns without a launch when its
+// input or its result has no elements.
+absl::StatusOr<HostArray> ZeroResult(const ResultShape& shape) {
+  return HostArray::Make(shape.dtype, shape.rows, shape.cols);
+}
+
 template <typename Op, typename Args>
 absl::Status RunWithWorkspace(const Args& args, cudaStream_t stream) {
   auto bytes = Op::get_workspace_size(args);
@@ -70,6 +76,10 @@ absl::Status RunWithWorkspace(const Args& args, cudaStream_t stream) {
 
 absl::StatusOr<HostArray> RunReduce(const ArrayRef& input, Engine::ReduceOp op, Dim collapse,
                                     cudaStream_t stream) {
+  auto shape = ReduceResultShape(input, op, collapse);
+  if (!shape.ok()) return shape.status();
+  // Sums of empty extents are zero (min and max over them were refused by the check).
+  if (input.elements() == 0) return ZeroResult(*shape);
   DeviceBuffer input_copy;
   auto in = OnDevice(input, stream, input_copy);
   if (!in.ok()) return in.status();
@@ -94,6 +104,9 @@ absl::StatusOr<HostArray> RunReduce(const ArrayRef& input, Engine::ReduceOp op, 
 
 absl::StatusOr<HostArray> RunScan(const ArrayRef& input, bool inclusive, Dim along,
                                   cudaStream_t stream) {
+  auto shape = ScanResultShape(input, along);
+  if (!shape.ok()) return shape.status();
+  if (shape->bytes == 0) return ZeroResult(*shape);
   DeviceBuffer input_copy;
   auto in = OnDevice(input, stream, input_copy);
   if (!in.ok()) return in.status();
@@ -114,6 +127,9 @@ absl::StatusOr<HostArray> RunScan(const ArrayRef& input, bool inclusive, Dim alo
 }
 
 absl::StatusOr<HostArray> RunTranspose(const ArrayRef& input, cudaStream_t stream) {
+  auto shape = TransposeResultShape(input);
+  if (!shape.ok()) return shape.status();
+  if (shape->bytes == 0) return ZeroResult(*shape);
   DeviceBuffer input_copy;
   auto in = OnDevice(input, stream, input_copy);
   if (!in.ok()) return in.status();
@@ -138,6 +154,17 @@ absl::StatusOr<HostArray> RunTranspose(const ArrayRef& input, cudaStream_t strea
 }
 
 absl::StatusOr<HostArray> RunMatmul(const histd::MatmulArgs& args, cudaStream_t stream) {
+  auto shape = MatmulResultShape(args);
+  if (!shape.ok()) return shape.status();
+  if (shape->bytes == 0) return ZeroResult(*shape);
+  if (args.a.cols == 0) {  // an empty inner dimension: alpha * 0 + beta * c, as in BLAS
+    HostArray out = HostArray::Make(DType::kF32, shape->rows, shape->cols);
+    if (args.beta != 0.0f) {
+      float* o = out.data<float>();
+      for (uint64_t i = 0; i < shape->elements(); ++i) o[i] = args.beta * args.c[i];
+    }
+    return out;
+  }
   DeviceBuffer a_holder, b_holder;
   auto a = FloatOnDevice(args.a, stream, a_holder);
   if (!a.ok()) return a.status();

@@ -23,8 +23,8 @@
 #       naming the directory, no --ready_file.
 #   (e) the snapshot directory replaced by a regular file while serving with
 #       --snapshot_interval=1s: a periodic snapshot fails with an ERROR line, `histctl
-#       snapshot` exits non-zero, and at SIGTERM the final snapshot fails: an ERROR line, a
-#       non-zero exit and no "exited cleanly".
+#       snapshot` exits non-zero, `histctl stats` counts both in snapshot_failures, and at
+#       SIGTERM the final snapshot fails: an ERROR line, a non-zero exit, no "exited cleanly".
 # Every case runs (each in a subshell, with its own clean-up); the script fails if any does;
 # a case that cannot run here (the read-only ones as root) reports SKIPPED.
 # About 10 s on 2 cores. Needs bash >= 5 ($EPOCHREALTIME) and coreutils.
@@ -292,7 +292,7 @@ case_unwritable() {
 
 # ---------------------------------------------------------------- (e) final snapshot fails
 case_final_fails() {
-  local dir=$WORK/e
+  local dir=$WORK/e failures
   mkdir -p "$dir/snapshots"
   step "start histd with --snapshot_interval=1s, ingest"
   start_histd e --snapshot_path="$dir/snapshots/h.snapshot" --snapshot_interval=1s
@@ -306,6 +306,8 @@ case_final_fails() {
   : >"$dir/snapshots"
   wait_for "$LOG" ' ERROR snapshot (periodic)' 1 10
   if ctl snapshot >/dev/null 2>"$dir/snapshot.err"; then fail "histctl snapshot exited 0"; fi
+  failures=$(ctl stats | field snapshot_failures) || fail "histctl stats has no snapshot_failures"
+  [[ $failures -ge 2 ]] || fail "snapshot_failures $failures, want >= 2 (periodic, requested)"
 
   step "SIGTERM: the final snapshot fails, histd says so and exits non-zero"
   stop_histd nonzero

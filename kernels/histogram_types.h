@@ -72,12 +72,16 @@ enum class SampleKind : uint8_t {
 inline size_t SampleBytes(SampleKind kind) { return kind == SampleKind::kBinIndex ? 4 : 8; }
 
 // Per-item outcome of applying coordinates (all zero for bin indices, binned = count).
+// Engines count a NaN coordinate as overflow of its axis (AxisBin); the server, which
+// counts NaNs while it validates, moves them from the overflows to x_nan / y_nan.
 struct IngestItemResult {
   uint64_t binned = 0;
   uint64_t x_underflow = 0;
   uint64_t x_overflow = 0;
   uint64_t y_underflow = 0;
   uint64_t y_overflow = 0;
+  uint64_t x_nan = 0;
+  uint64_t y_nan = 0;
 };
 
 // Whole-histogram summary for info queries.

@@ -49,6 +49,8 @@ void HistogramEntry::RecordApplied(uint64_t messages, uint64_t samples,
   counters_.x_overflow += result.x_overflow;
   counters_.y_underflow += result.y_underflow;
   counters_.y_overflow += result.y_overflow;
+  counters_.x_nan += result.x_nan;
+  counters_.y_nan += result.y_nan;
 }
 
 void HistogramEntry::RecordRejected(uint64_t samples) {

@@ -47,6 +47,8 @@ struct IngestCounters {
   uint64_t y_underflow = 0;
   uint64_t y_overflow = 0;
   uint64_t samples_outside = 0;
+  uint64_t x_nan = 0;
+  uint64_t y_nan = 0;
 };
 
 class HistogramEntry {

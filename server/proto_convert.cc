@@ -48,6 +48,8 @@ void CountersToProto(const IngestCounters& c, v1::HistogramInfo* info) {
   info->set_y_underflow(c.y_underflow);
   info->set_y_overflow(c.y_overflow);
   info->set_samples_outside(c.samples_outside);
+  info->set_x_nan(c.x_nan);
+  info->set_y_nan(c.y_nan);
 }
 
 void EntryToInfo(const HistogramEntry& entry, const std::string& device, v1::HistogramInfo* info) {
@@ -68,6 +70,8 @@ IngestCounters CountersFromProto(const v1::HistogramInfo& info) {
   c.y_underflow = info.y_underflow();
   c.y_overflow = info.y_overflow();
   c.samples_outside = info.samples_outside();
+  c.x_nan = info.x_nan();
+  c.y_nan = info.y_nan();
   return c;
 }
 

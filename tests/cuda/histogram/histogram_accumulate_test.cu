@@ -80,12 +80,12 @@ TEST(CudaHistogramAccumulate, RouloClusteredExact) {
   for (int h = 0; h < 4; ++h) {
     hists.push_back(MakeHist(256, 8192, 255));
     FillStart(&hists.back(), h, rng);
-    items.push_back(IndexItem(h, Clustered(TestSeed() + h, 1u << 20, 256, 8192,
+    items.push_back(IndexItem(h, Clustered(TestSeed() + h, Scaled(1u << 20), 256, 8192,
                                            workload::RouloCluster(256, 8192))));
   }
   // An off-centre cluster: the window must follow the data, not the centre.
   hists.push_back(MakeHist(256, 8192, 200));
-  items.push_back(IndexItem(4, Clustered(TestSeed() + 9, 1u << 19, 256, 8192,
+  items.push_back(IndexItem(4, Clustered(TestSeed() + 9, Scaled(1u << 19), 256, 8192,
                                          workload::ClusterSpec{30.f, 7000.f, 4.f, 200.f, 0.05f})));
   SweepAndCompare(hists, items, "roulo clustered");
 }
@@ -95,8 +95,8 @@ TEST(CudaHistogramAccumulate, UniformExact) {
   std::mt19937_64 rng(TestSeed() ^ 1);
   std::vector<HostHistogram> hists = {MakeHist(256, 8192, 255), MakeHist(256, 8192, 3)};
   FillStart(&hists[1], 1, rng);
-  std::vector<HostItem> items = {IndexItem(0, Uniform(TestSeed(), 1u << 20, 256 * 8192)),
-                                 IndexItem(1, Uniform(TestSeed() + 1, 3u << 20, 256 * 8192))};
+  std::vector<HostItem> items = {IndexItem(0, Uniform(TestSeed(), Scaled(1u << 20), 256 * 8192)),
+                                 IndexItem(1, Uniform(TestSeed() + 1, Scaled(3u << 20), 256 * 8192))};
   SweepAndCompare(hists, items, "uniform");
 }
 
@@ -116,10 +116,10 @@ TEST(CudaHistogramAccumulate, DeferredHotBinsOutsideTheWindow) {
   for (int h = 0; h < 3; ++h) {
     hists.push_back(MakeHist(kRows, kCols, caps[h]));
     FillStart(&hists.back(), h == 2 ? 1 : 0, rng);
-    std::vector<uint32_t> v = Clustered(TestSeed() + 20 + h, 600000, kRows, kCols, workload::ClusterSpec{128.f, 4096.f, 6.f, 40.f, 0.f});
-    const std::vector<uint32_t> speckle = Uniform(TestSeed() + 30 + h, 300000, kBins);
+    std::vector<uint32_t> v = Clustered(TestSeed() + 20 + h, Scaled(600000), kRows, kCols, workload::ClusterSpec{128.f, 4096.f, 6.f, 40.f, 0.f});
+    const std::vector<uint32_t> speckle = Uniform(TestSeed() + 30 + h, Scaled(300000), kBins);
     v.insert(v.end(), speckle.begin(), speckle.end());
-    for (uint32_t i = 0; i < 100000; ++i) v.push_back(hot[i % 4]);
+    for (uint32_t i = 0; i < Scaled(100000, 4 * 1024); ++i) v.push_back(hot[i % 4]);
     v.insert(v.end(), 256, edge);
     v.insert(v.end(), 255, edge + 1);
     std::shuffle(v.begin(), v.end(), rng);
@@ -154,11 +154,11 @@ TEST(CudaHistogramAccumulate, StagedWindowsOverlapAndShareHistograms) {
     std::shuffle(v.begin(), v.end(), rng);
     items.push_back(IndexItem(h, std::move(v)));
   };
-  clustered_with_speckle(0, TestSeed() + 40, 600000, workload::ClusterSpec{120.f, 4000.f, 8.f, 64.f, 0.f});
-  clustered_with_speckle(0, TestSeed() + 41, 600000, workload::ClusterSpec{130.f, 4300.f, 8.f, 64.f, 0.f});
-  clustered_with_speckle(1, TestSeed() + 42, 800000, workload::RouloCluster(kRows, kCols));
-  clustered_with_speckle(2, TestSeed() + 43, 2400000, workload::ClusterSpec{60.f, 1000.f, 6.f, 100.f, 0.f});
-  clustered_with_speckle(3, TestSeed() + 44, 500000, workload::ClusterSpec{128.f, 4100.f, 8.f, 64.f, 0.f});
+  clustered_with_speckle(0, TestSeed() + 40, Scaled(600000), workload::ClusterSpec{120.f, 4000.f, 8.f, 64.f, 0.f});
+  clustered_with_speckle(0, TestSeed() + 41, Scaled(600000), workload::ClusterSpec{130.f, 4300.f, 8.f, 64.f, 0.f});
+  clustered_with_speckle(1, TestSeed() + 42, Scaled(800000), workload::RouloCluster(kRows, kCols));
+  clustered_with_speckle(2, TestSeed() + 43, Scaled(2400000), workload::ClusterSpec{60.f, 1000.f, 6.f, 100.f, 0.f});
+  clustered_with_speckle(3, TestSeed() + 44, Scaled(500000), workload::ClusterSpec{128.f, 4100.f, 8.f, 64.f, 0.f});
   SweepAndCompare(hists, items, "staged windows");
   SweepAndCompare(hists, items, "staged windows, misaligned bins", /*misalign=*/3, /*gap=*/5);
 }
@@ -171,7 +171,7 @@ TEST(CudaHistogramAccumulate, SingleBinEveryCap) {
   const uint32_t targets[] = {0, 256 * 8192 - 1, 37 * 8192 + 5001, 128 * 8192 + 4096};
   for (int h = 0; h < 4; ++h) {
     hists.push_back(MakeHist(256, 8192, caps[h]));
-    items.push_back(IndexItem(h, std::vector<uint32_t>(1u << 20, targets[h])));
+    items.push_back(IndexItem(h, std::vector<uint32_t>(Scaled(1u << 20, 1024), targets[h])));
   }
   hists[2].bins[targets[2]] = 250;  // accumulation into a non-zero bin near the cap
   SweepAndCompare(hists, items, "single bin");
@@ -192,7 +192,7 @@ TEST(CudaHistogramAccumulate, ServiceShapedWorkList) {
     const int h = static_cast<int>(rng() % hists.size());
     const HostHistogram& hh = hists[h];
     const uint32_t count_choice = rng() % 10;
-    const size_t n = count_choice == 0 ? 0 : count_choice == 1 ? 1 : count_choice == 2 ? (1u << 16) : rng() % 70000;
+    const size_t n = count_choice == 0 ? 0 : count_choice == 1 ? 1 : count_choice == 2 ? Scaled(1u << 16) : rng() % Scaled(70000);
     if (i % 2 == 0) {
       const workload::ClusterSpec c{float(rng() % hh.rows), float(rng() % hh.cols), 3.f, 30.f, 0.1f};
       items.push_back(IndexItem(h, Clustered(rng(), n, hh.rows, hh.cols, c)));
@@ -210,7 +210,7 @@ TEST(CudaHistogramAccumulate, EdgeShapesCountsAndCaps) {
   const uint32_t shapes[][2] = {{1, 1}, {1, 3}, {3, 1}, {1, 100003}, {100003, 1}, {3, 5},
                                 {37, 101}, {255, 8193}, {2, 50000}};
   const uint8_t caps[] = {1, 2, 254, 255};
-  const size_t counts[] = {0, 1, 2, 3, 5, 1023, 1025, 12345, 70001};
+  const size_t counts[] = {0, 1, 2, 3, 5, 1023, 1025, Scaled(12345, 1026), Scaled(70001, 1027)};
   std::vector<HostHistogram> hists;
   std::vector<HostItem> items;
   for (const auto& s : shapes) {
@@ -247,7 +247,7 @@ TEST(CudaHistogramAccumulate, LongWorkListsArePlannedByTheirOwnKernel) {
   for (int i = 0; i < 1100; ++i) {
     const int h = static_cast<int>(rng() % hists.size());
     const HostHistogram& hh = hists[h];
-    const size_t n = i % 3 == 0 ? 0 : 1 + rng() % 6000;
+    const size_t n = i % 3 == 0 ? 0 : 1 + rng() % Scaled(6000);
     const workload::ClusterSpec c{float(rng() % hh.rows), float(rng() % hh.cols), 3.f, 30.f, 0.1f};
     items.push_back(i % 2 ? IndexItem(h, Uniform(rng(), n, hh.rows * hh.cols))
                           : IndexItem(h, Clustered(rng(), n, hh.rows, hh.cols, c)));
@@ -288,11 +288,11 @@ TEST(CudaHistogramAccumulate, InterleavedSlicesAndTheirSharedLastChunk) {
   FillStart(&hists[2], 3, rng);
   const uint32_t last = 1001 * 999 - 1;
   std::vector<HostItem> items;
-  items.push_back(IndexItem(0, Clustered(rng(), 1u << 18, 1001, 999, {500.f, 499.f, 8.f, 64.f, 0.1f})));
+  items.push_back(IndexItem(0, Clustered(rng(), Scaled(1u << 18), 1001, 999, {500.f, 499.f, 8.f, 64.f, 0.1f})));
   items.push_back(IndexItem(0, std::vector<uint32_t>(3000, last)));
   items.push_back(IndexItem(1, std::vector<uint32_t>(5, 0)));
-  items.push_back(IndexItem(2, Clustered(rng(), 1u << 18, 1000, 1000, {20.f, 990.f, 4.f, 16.f, 0.05f})));
-  items.push_back(IndexItem(2, Uniform(rng(), 1u << 16, 1000 * 1000)));
+  items.push_back(IndexItem(2, Clustered(rng(), Scaled(1u << 18), 1000, 1000, {20.f, 990.f, 4.f, 16.f, 0.05f})));
+  items.push_back(IndexItem(2, Uniform(rng(), Scaled(1u << 16), 1000 * 1000)));
   SweepAndCompare(hists, items, "interleaved slices");
 }
 

@@ -77,13 +77,13 @@ TEST(CudaHistogramClusterResident, RouloAndUniformExact) {
   std::vector<HostItem> items;
   for (int h = 0; h < 3; ++h) {
     hists.push_back(Hist(256, 8192, 255, h, rng));  // zero, random, poisoned starts
-    std::vector<uint32_t> v(1u << 20);
+    std::vector<uint32_t> v(Scaled(1u << 20));
     const workload::ClusterSpec spec = workload::RouloCluster(256, 8192);
     for (size_t i = 0; i < v.size(); ++i) v[i] = workload::ClusterSample(TestSeed() + h, i, 256, 8192, spec);
     items.push_back(Indices(h, std::move(v)));
   }
   hists.push_back(Hist(256, 8192, 3, 1, rng));
-  std::vector<uint32_t> u(1u << 20);
+  std::vector<uint32_t> u(Scaled(1u << 20));
   for (size_t i = 0; i < u.size(); ++i) u[i] = workload::UniformSample(TestSeed() + 7, i, 256 * 8192);
   items.push_back(Indices(3, std::move(u)));
   CompareResident(hists, items, "roulo + uniform");
@@ -99,7 +99,7 @@ TEST(CudaHistogramClusterResident, SingleBinEveryCapFirstLastMiddle) {
   std::vector<HostItem> items;
   for (int h = 0; h < 4; ++h) {
     hists.push_back(Hist(256, 8192, caps[h], 0, rng));
-    items.push_back(Indices(h, std::vector<uint32_t>(1u << 19, targets[h])));
+    items.push_back(Indices(h, std::vector<uint32_t>(Scaled(1u << 19, 1024), targets[h])));
   }
   hists[2].bins[targets[2]] = 250;  // accumulation near the cap
   hists[3].bins[targets[3]] = 255;  // already at the cap
@@ -115,7 +115,7 @@ TEST(CudaHistogramClusterResident, AdjacentBinsOfOneWordAtTheCap) {
     const int h = static_cast<int>(hists.size());
     hists.push_back(Hist(1, 64, cap, 0, rng));
     for (int b = 0; b < 8; ++b) hists.back().bins[b] = static_cast<uint8_t>(cap > 3 ? cap - 3 + b % 4 : b % 2);
-    std::vector<uint32_t> v(200000);
+    std::vector<uint32_t> v(Scaled(200000));
     for (auto& x : v) x = static_cast<uint32_t>(rng() % 8);  // two words, every byte hammered
     items.push_back(Indices(h, std::move(v)));
   }
@@ -137,7 +137,7 @@ TEST(CudaHistogramClusterResident, ManyHistogramsOneWorkList) {
     const int h = static_cast<int>(rng() % hists.size());  // repeats: items of one histogram chain
     const HostHistogram& hh = hists[h];
     const uint32_t choice = rng() % 10;
-    const size_t n = choice == 0 ? 0 : choice == 1 ? 1 : choice == 2 ? (1u << 16) : rng() % 70000;
+    const size_t n = choice == 0 ? 0 : choice == 1 ? 1 : choice == 2 ? Scaled(1u << 16) : rng() % Scaled(70000);
     std::vector<uint32_t> v(n);
     const workload::ClusterSpec spec{float(rng() % hh.rows), float(rng() % hh.cols), 3.f, 30.f, 0.1f};
     const uint64_t seed = rng();
@@ -200,7 +200,7 @@ TEST(CudaHistogramClusterResident, HistogramOfSeveralPasses) {
   // 5M bins: more than one pass for every config (3.3M lanes per pass at most).
   const uint32_t bins = 5u << 20;
   std::vector<HostHistogram> hists = {Hist(1, bins, 200, 1, rng), Hist(2, bins / 2, 255, 0, rng)};
-  std::vector<uint32_t> a(1u << 20), b(1u << 18, bins - 1);
+  std::vector<uint32_t> a(Scaled(1u << 20)), b(Scaled(1u << 18, 1024), bins - 1);
   for (size_t i = 0; i < a.size(); ++i) a[i] = workload::UniformSample(TestSeed() + 11, i, bins);
   for (size_t i = 0; i < b.size(); i += 3) b[i] = static_cast<uint32_t>(rng() % bins);
   std::vector<HostItem> items = {Indices(0, a), Indices(1, b), Indices(0, std::vector<uint32_t>(300, bins / 2))};

@@ -34,7 +34,7 @@ void AdjacentBinsCase(uint32_t misalign, const std::string& what) {
     for (int item = 0; item < 24; ++item) {  // 24 concurrent batches on the same histogram
       HostItem it;
       it.histogram = hi;
-      it.words.resize(40000 + item);
+      it.words.resize(Scaled(40000, 1024) + item);
       for (auto& w : it.words) {
         const uint32_t r = rng() % 16;
         w = r < 12 ? 4 + (r & 3) : r < 14 ? 3 : 8;
@@ -72,7 +72,7 @@ TEST(CudaHistogramSpillStress, HotWordsOutsideTheWindow) {
   std::vector<HostItem> items;
   for (int i = 0; i < 16; ++i) {
     HostItem it;
-    it.words.resize(1 << 16);
+    it.words.resize(Scaled(1u << 16, 1024));
     for (auto& w : it.words) w = (rng() % 2 ? a : b) + static_cast<uint32_t>(rng() % 4);
     items.push_back(std::move(it));
   }
@@ -96,9 +96,10 @@ TEST(CudaHistogramSpillStress, SixteenBitLanesNeverCarry) {
   hists[1].rows = 1, hists[1].cols = 1, hists[1].cap = 200, hists[1].bins = {0};
   HostItem both, one;
   both.histogram = 0;
-  for (uint32_t i = 0; i < (1u << 23); ++i) both.words.push_back(i & 1);
+  const size_t hits = Scaled(1u << 23, 1u << 18);  // > 2 x 65535 at any scale
+  for (uint32_t i = 0; i < hits; ++i) both.words.push_back(i & 1);
   one.histogram = 1;
-  one.words.assign(1u << 23, 0);
+  one.words.assign(hits, 0);
   const HarnessResult want = RunReference(hists, {both, one});
   cuda::HistogramAccumulateOptions big_tiles;
   big_tiles.strategy = cuda::HistogramStrategy::kHotWindow;

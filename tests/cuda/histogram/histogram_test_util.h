@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <random>
 #include <string>
@@ -284,6 +285,20 @@ inline std::vector<std::pair<std::string, cuda::HistogramAccumulateOptions>> Exa
   cl.tile_samples = 1024;
   cl.miss_guess = 1;
   v.push_back({"last_config_window77_tile1024_guess", cl});
+  // $HISTD_GPU_TEST_SWEEP=lean (compute-sanitizer's racecheck: tests/cuda/run_compute_sanitizer.sh):
+  // every kernel once and each deferral and bucketing path, about half the sets.
+  const char* sweep = std::getenv("HISTD_GPU_TEST_SWEEP");
+  if (sweep != nullptr && std::string(sweep) == "lean") {
+    std::vector<std::pair<std::string, cuda::HistogramAccumulateOptions>> lean;
+    for (auto& o : v) {
+      const std::string& n = o.first;
+      if (n.rfind("config", 0) == 0 || n == "global_only" || n == "bucketed" || n == "bucketed_contiguous_slices" ||
+          n == "deferred_config5_window77_tile1024" || n == "deferred_config6_no_window" ||
+          n == "default_window4096_sparse_misses_deferred" || n == "last_config_window77_tile1024_guess")
+        lean.push_back(std::move(o));
+    }
+    return lean;
+  }
   return v;
 }
 

@@ -94,11 +94,11 @@ TEST(CudaHistogramXY, ClusteredPairsMixedWithIndices) {
   hists[1].cap = 7;
   std::normal_distribution<float> gx(3.0f, 0.4f), gy(-1.0f, 0.05f);
   std::vector<float> xy;
-  for (int i = 0; i < (1 << 20); ++i) xy.insert(xy.end(), {gx(rng), gy(rng)});
+  for (size_t i = 0; i < Scaled(1u << 20); ++i) xy.insert(xy.end(), {gx(rng), gy(rng)});
   std::vector<HostItem> items = {PairItem(0, xy, 0.f, 8.f, -1.2f, -0.8f), PairItem(1, xy, 2.f, 4.f, -1.1f, -0.9f)};
   HostItem idx;
   idx.histogram = 1;
-  for (int i = 0; i < 300000; ++i) idx.words.push_back(static_cast<uint32_t>(rng() % (256 * 8192)));
+  for (size_t i = 0; i < Scaled(300000); ++i) idx.words.push_back(static_cast<uint32_t>(rng() % (256 * 8192)));
   items.push_back(idx);
   const HarnessResult want = RunReference(hists, items);
   EXPECT_GT(want.outflow[1].x_underflow + want.outflow[1].x_overflow, 0u);  // the test means it
@@ -118,7 +118,7 @@ TEST(CudaHistogramXY, PairsIntoAHistogramTooLargeToBucket) {
   for (auto& h : hists) h.bins.assign(size_t{h.rows} * h.cols, 0);
   std::normal_distribution<float> g(0.5f, 0.3f);
   std::vector<float> xy;
-  for (int i = 0; i < 200000; ++i) xy.insert(xy.end(), {g(rng), g(rng)});
+  for (size_t i = 0; i < Scaled(200000); ++i) xy.insert(xy.end(), {g(rng), g(rng)});
   const std::vector<HostItem> items = {PairItem(0, xy, 0.f, 1.f, 0.f, 1.f), PairItem(1, xy, 0.2f, 0.8f, 0.f, 1.f)};
   const HarnessResult want = RunReference(hists, items);
   EXPECT_GT(want.outflow[0].x_underflow + want.outflow[0].y_overflow, 0u);  // the test means it

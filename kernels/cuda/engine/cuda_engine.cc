@@ -50,9 +50,11 @@ class CudaEngine final : public Engine {
       const HistogramShape& shape) override {
     HISTD_RETURN_IF_ERROR(CheckHistogramShape(shape));
     HISTD_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));
-    auto bins = DeviceBuffer::Allocate(shape.bins());
+    // Whole 16-byte chunks, padding zeroed (the padding contract, cuda_histogram.h).
+    const uint64_t bytes = cuda::PaddedBinBytes(shape.bins());
+    auto bins = DeviceBuffer::Allocate(bytes);
     if (!bins.ok()) return bins.status();
-    HISTD_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(bins->get(), 0, shape.bins(), Stream()));
+    HISTD_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(bins->get(), 0, bytes, Stream()));
     HISTD_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(Stream()));
     return std::unique_ptr<HistogramStorage>(
         new CudaHistogram(shape, std::move(*bins), device_));
@@ -61,8 +63,9 @@ class CudaEngine final : public Engine {
   absl::Status Reset(HistogramStorage& histogram) override {
     HISTD_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));
     HISTD_RETURN_IF_ERROR(pipeline_->OrderExclusive(Stream(), [&]() -> absl::Status {
+      // The whole allocation, padding included (zero already: cuda_histogram.h).
       HISTD_CUDA_RETURN_IF_ERROR(
-          cudaMemsetAsync(DeviceBins(histogram), 0, histogram.shape().bins(), Stream()));
+          cudaMemsetAsync(DeviceBins(histogram), 0, histogram.bytes_used(), Stream()));
       return absl::OkStatus();
     }));
     return cuda::ToStatus(cudaStreamSynchronize(Stream()), "reset");

@@ -33,6 +33,9 @@
 // any interleaving of saturating adds (misses, window merges, other work items) gives
 // min(cap, s + total). Words may straddle the histogram's ends (any alignment): bytes
 // outside it get increment 0 and are rewritten with the value CAS saw, i.e. unchanged.
+// Every word (and 16-byte chunk) the kernels touch holds a bin of the histogram, so their
+// accesses stay inside the 16-byte chunks that hold its bins: the allocation must cover
+// them (the padding contract, kernels/cuda/engine/cuda_histogram.h).
 #pragma once
 
 #include <cstdint>

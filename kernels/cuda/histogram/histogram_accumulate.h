@@ -22,6 +22,11 @@
 // their ends. The bucketed strategy (kAuto's choice for small launches) is a cooperative
 // launch whose blocks wait for each other at a grid barrier: keep at most one histogram
 // launch in flight per device (histd's ingest pipeline chains them with events).
+// Memory: the kernels read and write only words and 16-byte chunks that hold at least one
+// bin of an item's histogram, so every chunk that holds a bin must be allocated (the
+// engine pads each histogram to whole chunks: kernels/cuda/engine/cuda_histogram.h); a
+// byte of such a chunk outside the histogram (padding, or a neighbour's bin) keeps its
+// value (word CAS rewrites it as read; chunks are stored whole only inside the histogram).
 //
 // Thread safety: a HistogramAccumulate holds no state; any object may be used from any
 // thread, concurrently.
@@ -38,7 +43,9 @@ namespace histd::cuda {
 
 // One batch of samples for one histogram.
 struct HistogramWork {
-  uint8_t* bins;             // device: rows * cols one-byte bins, row-major; any alignment
+  uint8_t* bins;             // device: rows * cols one-byte bins, row-major; any alignment,
+                             // but every 16-byte chunk holding a bin must be allocated
+                             // (the padding contract: kernels/cuda/engine/cuda_histogram.h)
   uint32_t rows, cols;       // 1 <= rows * cols <= histd::kMaxHistogramBins (2^31)
   uint8_t cap;               // 1..255
   uint32_t kind;             // 0 = uint32 flattened bin index (< rows*cols), 1 = float32 (x, y)

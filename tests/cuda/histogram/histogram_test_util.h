@@ -34,8 +34,8 @@ inline void RefFoldIndices(const uint32_t* idx, size_t n, uint8_t* bins, uint8_t
 inline cuda::HistogramOutflow RefFoldPairs(const float* xy, size_t n, uint8_t* bins, uint32_t rows,
                                            uint32_t cols, uint8_t cap, float x_lo, float x_hi,
                                            float y_lo, float y_hi) {
-  const float x_scale = static_cast<float>(cols) / (x_hi - x_lo);
-  const float y_scale = static_cast<float>(rows) / (y_hi - y_lo);
+  const double x_scale = AxisScale(x_lo, x_hi, cols);
+  const double y_scale = AxisScale(y_lo, y_hi, rows);
   cuda::HistogramOutflow o{0, 0, 0, 0, 0};
   for (size_t i = 0; i < n; ++i) {
     const int64_t c = AxisBin(xy[2 * i], x_lo, x_hi, x_scale, cols);
@@ -78,7 +78,8 @@ struct HarnessResult {
 };
 
 // Packs, runs and downloads. `bins_misalign` offsets the first histogram (0..3 bytes);
-// histograms follow each other with no padding; `sample_gap` words are inserted before
+// histograms follow each other with no padding (so that words and chunks straddle
+// neighbours, which HistogramAccumulate allows; the engine pads instead); `sample_gap` words are inserted before
 // each item's samples (odd values misalign 16-byte loads and, for pairs, 8-byte ones).
 // With `run_status`, a failed run() is stored there (not a test failure) and the result is
 // empty; without it, a failed run() fails the test.
@@ -94,7 +95,11 @@ inline HarnessResult RunHarness(const std::vector<HostHistogram>& hists,
     hist_off[h] = bin_bytes;
     bin_bytes += hists[h].bins.size();
   }
-  std::vector<uint8_t> host_bins(bin_bytes + 8, 0x5A);  // guard bytes around every histogram
+  // Guard bytes around the histograms: the allocation ends at the first 16-byte boundary
+  // past the last bin (at least one guard byte), so that it holds every chunk that holds a
+  // bin and no more: the least the padding contract gives (kernels/cuda/engine/
+  // cuda_histogram.h), and what compute-sanitizer's memcheck holds the kernels to.
+  std::vector<uint8_t> host_bins((bin_bytes + 16) / 16 * 16, 0x5A);
   for (size_t h = 0; h < hists.size(); ++h)
     std::memcpy(host_bins.data() + hist_off[h], hists[h].bins.data(), hists[h].bins.size());
   std::vector<uint32_t> host_samples;

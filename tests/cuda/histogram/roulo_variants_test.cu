@@ -29,7 +29,8 @@ struct Batch {
 std::vector<uint8_t> RunVariant(RouloVariant v, const Batch& b, uint32_t hint_row) {
   const size_t bins = size_t{b.rows} * b.cols * b.histograms;
   auto d_s = cuda::DeviceBuffer::Allocate(std::max<size_t>(4, b.samples.size() * 4)).value();
-  auto d_b = cuda::DeviceBuffer::Allocate(std::max<size_t>(4, bins)).value();
+  auto d_b = cuda::DeviceBuffer::Allocate(std::max<size_t>(16, (bins + 15) / 16 * 16)).value();  // whole chunks
+  EXPECT_EQ(cudaMemset(d_b.get(), 0, d_b.bytes()), cudaSuccess);  // the padding zero (word atomics read it)
   EXPECT_EQ(cudaMemcpy(d_s.get(), b.samples.data(), b.samples.size() * 4, cudaMemcpyHostToDevice), cudaSuccess);
   EXPECT_EQ(cudaMemcpy(d_b.get(), b.start.data(), bins, cudaMemcpyHostToDevice), cudaSuccess);
   cuda::RouloBatchArgs a;

@@ -20,17 +20,21 @@ struct WarpMissQueue {
   DeferTarget* defer = nullptr;  // configs with defer_misses: where a full queue goes
 
   // Empties the queue: as a deferred record when the tile defers, else applied at once.
+  // The barrier orders every lane's appends (Append) before any lane reads other lanes'
+  // entries: under independent thread scheduling only __syncwarp orders a warp's shared-
+  // memory accesses (the ballots since the appends do not), and both readers below need it.
   __device__ void Drain(const TileView& v) {
+    __syncwarp();
     if (defer != nullptr && defer->active && WarpDeferMisses(*defer, entries, count)) {
       count = 0;
       return;
     }
-    Apply(v);
+    Apply(v);  // WarpDeferMisses wrote nothing to the queue when it declined
   }
 
-  // Applies every queued miss: kApplyWidth exact byte updates per lane in flight.
+  // Applies every queued miss: kApplyWidth exact byte updates per lane in flight. Only
+  // after a __syncwarp that follows the appends (Drain's).
   __device__ void Apply(const TileView& v) {
-    __syncwarp();
     const int lane = threadIdx.x & 31;
     const uint32_t cap4 = Replicate4(v.cap);
     for (uint32_t b = 0; b < count; b += 32 * kApplyWidth) {

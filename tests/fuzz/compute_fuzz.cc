@@ -1,0 +1,120 @@
+// Fuzz target: the Compute service (reduce, scan, transpose, matmul on inline arrays or
+// resident histograms), with create and ingest to set histograms up, through gRPC into the
+// CPU engine.
+//
+// Feeds: one serialized histd.fuzz.ComputeProgram (histd_fuzz.proto), mutated field by
+// field (proto_mutator.h); a call with fit_data has its inline arrays' data sized to
+// rows x cols x the element size (up to 64 KiB). The calls run in order against the
+// in-process daemon (fuzz_daemon.h: 1 MiB messages).
+// Asserts: every call is answered; an OK result is a well-formed array (a known dtype and
+// data.size() = rows x cols x its element size); the daemon keeps serving. INTERNAL or
+// UNKNOWN codes are findings (printed, counted; see fuzz_daemon.h).
+#include <cstddef>
+#include <cstdint>
+
+#include "client/dtype.h"
+#include "histd_fuzz.pb.h"
+#include "tests/fuzz/fuzz_daemon.h"
+#include "tests/fuzz/proto_mutator.h"
+
+namespace histd::fuzz {
+namespace {
+
+constexpr uint64_t kMaxFitBytes = uint64_t{64} << 10;
+
+// data.size() = rows * cols * element size, when that is known and at most kMaxFitBytes;
+// the bytes repeat the data given (zeros when there is none).
+void Fit(v1::Array* a) {
+  absl::StatusOr<uint64_t> bytes = client::ArrayByteLength(a->dtype(), a->rows(), a->cols());
+  if (!bytes.ok() || *bytes > kMaxFitBytes) return;
+  std::string data = a->data();
+  if (data.empty()) data.assign(1, '\0');
+  std::string fitted(*bytes, '\0');
+  for (size_t i = 0; i < fitted.size(); ++i) fitted[i] = data[i % data.size()];
+  a->set_data(std::move(fitted));
+}
+void Fit(v1::ArrayInput* input) {
+  if (input->has_inline_()) Fit(input->mutable_inline_());
+}
+
+void CheckResult(FuzzDaemon& d, const char* method, const grpc::Status& status,
+                 const v1::Array& result, const google::protobuf::Message& request) {
+  d.Check(method, status, request);
+  if (!status.ok()) return;
+  absl::StatusOr<uint64_t> bytes = client::ArrayByteLength(result.dtype(), result.rows(), result.cols());
+  if (!bytes.ok() || *bytes != result.data().size()) {
+    d.Finding(method, "malformed result: dtype " + std::to_string(result.dtype()) + ", " +
+                          std::to_string(result.rows()) + " x " + std::to_string(result.cols()) +
+                          ", " + std::to_string(result.data().size()) + " bytes",
+              request);
+  }
+}
+
+void Run(ComputeProgram& program) {
+  FuzzDaemon& d = FuzzDaemon::Get();
+  for (int i = 0; i < program.calls_size() && i < kMaxCallsPerInput; ++i) {
+    ComputeCall& call = *program.mutable_calls(i);
+    if (call.fit_data()) {
+      switch (call.call_case()) {
+        case ComputeCall::kReduce: Fit(call.mutable_reduce()->mutable_input()); break;
+        case ComputeCall::kScan: Fit(call.mutable_scan()->mutable_input()); break;
+        case ComputeCall::kTranspose: Fit(call.mutable_transpose()->mutable_input()); break;
+        case ComputeCall::kMatmul:
+          Fit(call.mutable_matmul()->mutable_a());
+          Fit(call.mutable_matmul()->mutable_b());
+          if (call.matmul().has_c()) Fit(call.mutable_matmul()->mutable_c());
+          break;
+        default: break;
+      }
+    }
+    grpc::ClientContext context;
+    FuzzDaemon::Prepare(&context);
+    switch (call.call_case()) {
+      case ComputeCall::kCreate:
+        (void)d.Create(call.create());
+        break;
+      case ComputeCall::kIngest:
+        d.Ingest(call.ingest());
+        break;
+      case ComputeCall::kReduce: {
+        v1::ReduceResponse response;
+        CheckResult(d, "Reduce", d.compute().Reduce(&context, call.reduce(), &response),
+                    response.result(), call.reduce());
+        break;
+      }
+      case ComputeCall::kScan: {
+        v1::ScanResponse response;
+        CheckResult(d, "Scan", d.compute().Scan(&context, call.scan(), &response),
+                    response.result(), call.scan());
+        break;
+      }
+      case ComputeCall::kTranspose: {
+        v1::TransposeResponse response;
+        CheckResult(d, "Transpose", d.compute().Transpose(&context, call.transpose(), &response),
+                    response.result(), call.transpose());
+        break;
+      }
+      case ComputeCall::kMatmul: {
+        v1::MatmulResponse response;
+        CheckResult(d, "Matmul", d.compute().Matmul(&context, call.matmul(), &response),
+                    response.result(), call.matmul());
+        break;
+      }
+      case ComputeCall::CALL_NOT_SET:
+        break;
+    }
+  }
+  d.EndInput();
+}
+
+}  // namespace
+}  // namespace histd::fuzz
+
+HISTD_FUZZ_PROTO_MUTATOR(histd::fuzz::ComputeProgram, {"a", "b", "h", "", "missing"})
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  histd::fuzz::ComputeProgram program;
+  if (!program.ParseFromArray(data, static_cast<int>(size))) return -1;  // not kept in the corpus
+  histd::fuzz::Run(program);
+  return 0;
+}

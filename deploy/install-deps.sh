@@ -14,6 +14,7 @@ else
     build-essential cmake pkg-config ca-certificates
     libgrpc++-dev libgrpc-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
     libabsl-dev libgtest-dev libgmock-dev
+    libgmp-dev
     clang libclang-rt-14-dev llvm
   )
 fi

@@ -57,9 +57,9 @@ absl::Status CheckMatmulOperand(const char* name, const ArrayRef& a) {
 }
 
 absl::Status CheckAxis(size_t item, char name, const AxisRange& axis) {
-  const float width = axis.hi - axis.lo;
-  if (!std::isfinite(axis.lo) || !std::isfinite(axis.hi) || !(axis.lo < axis.hi) ||
-      !std::isfinite(width)) {
+  // Any finite lo < hi bins exactly (kernels/axis_binning.h), however wide: the width is
+  // taken in float64, where float32 bounds never overflow.
+  if (!std::isfinite(axis.lo) || !std::isfinite(axis.hi) || !(axis.lo < axis.hi)) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "ingest item %u: coordinates need a finite %c axis with lo < hi, got [%g, %g)", item,
         name, axis.lo, axis.hi));

@@ -6,6 +6,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/axis_binning.h"
+
 namespace histd {
 
 // The most bins one histogram may have (CheckHistogramShape): flat bin indices then fit in
@@ -21,52 +23,16 @@ struct HistogramShape {
   uint64_t bins() const { return uint64_t{rows} * cols; }
 };
 
-// [lo, hi) divided evenly into `bins` bins. For a finite x:
-//   x <  lo          -> underflow
-//   x >= hi          -> overflow
-//   otherwise        -> bin = min(bins - 1, uint32(float((x - lo) * scale))),
-// with scale = float(bins) / (hi - lo) computed in float32 and every step rounded to
-// nearest float32 (no fused multiply-add), so that CPU and CUDA bin identically.
+// [lo, hi) divided evenly into bins; a coordinate's bin is exact (kernels/axis_binning.h:
+// AxisScale, AxisBin). lo < hi, both finite (the server checks at creation).
 struct AxisRange {
   float lo = 0.0f;
   float hi = 0.0f;
 };
 
-// scale = float(bins) / (hi - lo), each step rounded to nearest float32; the single
-// definition both engines use.
-#if defined(__CUDACC__)
-__host__ __device__
-#endif
-inline float AxisScale(float lo, float hi, uint32_t bins) {
-#if defined(__CUDA_ARCH__)
-  return __fdiv_rn(__uint2float_rn(bins), __fsub_rn(hi, lo));
-#else
-  volatile float width = hi - lo;
-  return static_cast<float>(bins) / width;
-#endif
-}
-
-// Binning of one coordinate; the single definition both engines use. Returns -1 for
-// underflow, -2 for overflow, else the bin.
-#if defined(__CUDACC__)
-__host__ __device__
-#endif
-inline int64_t AxisBin(float v, float lo, float hi, float scale, uint32_t bins) {
-  if (v < lo) return -1;
-  if (!(v < hi)) return -2;
-#if defined(__CUDA_ARCH__)
-  const float t = __fmul_rn(__fsub_rn(v, lo), scale);
-#else
-  volatile float d = v - lo;  // volatile: keep the two roundings separate on every compiler
-  const float t = d * scale;
-#endif
-  uint32_t b = static_cast<uint32_t>(t);
-  return b < bins ? b : bins - 1;
-}
-
 enum class SampleKind : uint8_t {
   kBinIndex,  // uint32 flattened index row * cols + col, already checked < rows * cols
-  kCoordXY,   // float32 pairs (x, y), already checked finite; needs both axes
+  kCoordXY,   // float32 pairs (x, y), any value (infinities and NaN are flow); needs both axes
 };
 
 inline size_t SampleBytes(SampleKind kind) { return kind == SampleKind::kBinIndex ? 4 : 8; }

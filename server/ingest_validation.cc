@@ -169,20 +169,17 @@ absl::Status CopyBinIndices(const HistogramSpec& spec, const uint8_t* src, size_
   return absl::OkStatus();
 }
 
-absl::Status CopyCoordinates(const HistogramSpec& spec, const uint8_t* src, size_t count,
-                             uint8_t* dst, size_t first_index, CopyStores stores) {
+// Every coordinate is valid; the rare path (some word non-finite) counts the NaNs.
+absl::Status CopyCoordinates(const uint8_t* src, size_t count, uint8_t* dst, CopyStores stores,
+                             NanCounts* nans) {
   const uint32_t non_finite = CopyAndCheck<Check::kNonFinite>(src, 2 * count, dst, stores);
-  if (non_finite == 0) return absl::OkStatus();
+  if (non_finite == 0 || nans == nullptr) return absl::OkStatus();
   for (size_t i = 0; i < count; ++i) {
     float x, y;
     std::memcpy(&x, src + 8 * i, 4);
     std::memcpy(&y, src + 8 * i + 4, 4);
-    if (!std::isfinite(x) || !std::isfinite(y)) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "sample %d: coordinate (x=%g, y=%g) of histogram '%s' is not finite; nothing of "
-          "this message was applied",
-          first_index + i, x, y, spec.name));
-    }
+    nans->x += std::isnan(x);
+    nans->y += std::isnan(y);
   }
   return absl::OkStatus();
 }
@@ -208,14 +205,14 @@ absl::Status CheckIngestMessage(const HistogramSpec& spec, SampleKind kind, size
 
 absl::Status CopyValidatedSamples(const HistogramSpec& spec, SampleKind kind, const uint8_t* src,
                                   size_t count, uint8_t* dst, size_t first_index,
-                                  CopyStores stores) {
+                                  CopyStores stores, NanCounts* nans) {
   return kind == SampleKind::kBinIndex ? CopyBinIndices(spec, src, count, dst, first_index, stores)
-                                       : CopyCoordinates(spec, src, count, dst, first_index, stores);
+                                       : CopyCoordinates(src, count, dst, stores, nans);
 }
 
 absl::Status CopyValidatedPayload(const HistogramSpec& spec, SampleKind kind,
                                   const SamplePayload& payload, size_t first, size_t count,
-                                  uint8_t* dst, CopyStores stores) {
+                                  uint8_t* dst, CopyStores stores, NanCounts* nans) {
   const size_t element = SampleBytes(kind);
   uint8_t straddler[8];  // a sample split between two spans, gathered
   size_t gathered = 0;
@@ -230,13 +227,13 @@ absl::Status CopyValidatedPayload(const HistogramSpec& spec, SampleKind kind,
       data += take;
       n -= take;
       if (gathered < element) return true;
-      status = CopyValidatedSamples(spec, kind, straddler, 1, out(index), index, stores);
+      status = CopyValidatedSamples(spec, kind, straddler, 1, out(index), index, stores, nans);
       if (!status.ok()) return false;
       index += 1;
       gathered = 0;
     }
     const size_t whole = n / element;
-    status = CopyValidatedSamples(spec, kind, data, whole, out(index), index, stores);
+    status = CopyValidatedSamples(spec, kind, data, whole, out(index), index, stores, nans);
     if (!status.ok()) return false;
     index += whole;
     gathered = n - whole * element;

@@ -13,6 +13,7 @@
 #include "kernels/array.h"
 #include "kernels/engine.h"
 #include "kernels/histogram_types.h"
+#include "tests/kernels/exact_axis_reference.h"
 
 namespace histd::ref {
 
@@ -29,16 +30,11 @@ inline std::vector<uint8_t> BinIndices(const std::vector<uint32_t>& indices, uin
   return bins;
 }
 
-// The AxisRange rule, step by step in float32: -1 underflow, -2 overflow, else the bin.
+// The exact AxisRange rule (exact_axis_reference.h, rational arithmetic): -1 underflow,
+// -2 overflow or NaN, else the bin.
 inline int64_t AxisBinOf(float v, const AxisRange& axis, uint32_t bins) {
-  if (v < axis.lo) return -1;
-  if (v >= axis.hi) return -2;
-  volatile float width = axis.hi - axis.lo;
-  volatile float scale = static_cast<float>(bins) / width;
-  volatile float offset = v - axis.lo;
-  volatile float t = offset * scale;
-  const uint64_t b = static_cast<uint64_t>(t);
-  return static_cast<int64_t>(std::min<uint64_t>(b, bins - 1));
+  const int64_t b = ::histd::testing::ExactAxisBin(v, axis.lo, axis.hi, bins);
+  return b == -3 ? -2 : b;
 }
 
 struct CoordOutcome {

@@ -101,7 +101,8 @@ struct TileView {
 // Axes of a coordinate tile.
 struct AxisView {
   uint32_t rows, cols;
-  float x_lo, x_hi, y_lo, y_hi, x_scale, y_scale;
+  float x_lo, x_hi, y_lo, y_hi;
+  double x_scale, y_scale;  // AxisScale: n / (hi - lo) in float64
   __device__ explicit AxisView(const HistogramWork& w) {
     rows = w.rows;
     cols = w.cols;
@@ -109,9 +110,8 @@ struct AxisView {
     x_hi = w.x_hi;
     y_lo = w.y_lo;
     y_hi = w.y_hi;
-    // float(bins) / (hi - lo), each step rounded to nearest float32 (AxisBin's contract).
-    x_scale = __fdiv_rn(__uint2float_rn(cols), __fsub_rn(x_hi, x_lo));
-    y_scale = __fdiv_rn(__uint2float_rn(rows), __fsub_rn(y_hi, y_lo));
+    x_scale = AxisScale(x_lo, x_hi, cols);
+    y_scale = AxisScale(y_lo, y_hi, rows);
   }
   // The shape alone, for index samples (no axes: no divisions, which for equal bounds take
   // the division's slow path). Bin must not be called on it.

@@ -4,8 +4,9 @@
 // does the deferred fold per (item, range) unit (bench_fold_timeline, deferred_misses.cuh);
 // this prints the mean of each phase over the launch's tiles and units, and their spans.
 // A stamp placed after a barrier is taken when thread 0 arrives there, not when the barrier
-// resolves (on the H100 a timer read does not wait for BAR.SYNC.DEFER_BLOCKING: NOTES.md,
-// session 23), so the wait for the block's last warp falls in the phase after the barrier.
+// resolves (on the H100 a timer read does not wait for BAR.SYNC.DEFER_BLOCKING:
+// docs/histogram-kernel.md, "Where the time goes"), so the wait for the block's last warp
+// falls in the phase after the barrier.
 #pragma once
 
 #include <cuda_runtime.h>

@@ -2,7 +2,8 @@
 // host and device (a counter-based hash, no state), so a workload is fixed by its seed.
 //
 //   Roulo   a 2D gaussian cluster (sigma_row x sigma_col bins about a centre) plus a
-//           fraction of uniform speckle over every bin (seeds/003: 256 x 8192, ~1M values);
+//           fraction of uniform speckle over every bin (seed 003 in
+//           docs/references.md: 256 x 8192, ~1M values);
 //   uniform every bin equally likely;
 //   single  every sample on one bin.
 // Host and device may differ in the last bit of logf/cosf, so a workload generated on the

@@ -1,5 +1,5 @@
 // The histogram model shared by every engine: shape, cap, axes, sample batches.
-// Contract (DESIGN.md): a bin always reads min(cap, hits), exactly, whatever the order,
+// Contract (docs/model.md): a bin always reads min(cap, hits), exactly, whatever the order,
 // concurrency or skew of the input; it never wraps and never spills into a neighbour.
 #pragma once
 

@@ -1,5 +1,5 @@
 // Engine::Apply: exact saturating binning of bin indices and coordinates against
-// tests/kernels/reference.h, on fresh random inputs and the DESIGN.md edge cases. Runs on
+// tests/kernels/reference.h, on random inputs and the edge cases of docs/development.md. Runs on
 // every engine (the CUDA instance reports SKIPPED without a GPU).
 #include <cmath>
 #include <cstdint>

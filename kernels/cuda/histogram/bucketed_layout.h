@@ -12,7 +12,7 @@
 //   3. Fold: a block takes a unit, reads that slice's entries from every record of the
 //      histogram's items, counts them in 16-bit shared lanes and merges the slice into the
 //      bins once (the only unit that writes it: no lock).
-// Why (H100, NOTES.md "One launch for small batches"): a daemon batch of one 1 MiB message
+// Why (H100; docs/histogram-kernel.md, "Small launches"): a daemon batch of one 1 MiB message
 // over a 2M-bin histogram left the hot-window path's per-tile window, record and fold
 // chains on 16-32 SMs; here every phase spreads over every SM, samples are read once, a
 // clustered core is merged once per slice (no contended word CAS), and there is one launch.
@@ -70,8 +70,8 @@ HISTD_HD inline bool BucketsItem(uint64_t bins) { return bins <= uint64_t{kBucke
 // Half-size slices for launches with few histograms: when the launch's histograms have at
 // most half as many 16K-bin slices as the grid has blocks, half its blocks would idle while
 // the others fold (one unit each); 8K-bin slices give every block a unit of half the entries
-// (H100, 8 messages into one histogram: NOTES.md "Half-size slices"). Only histograms of at
-// most kBucketMaxSlices such slices (2M bins) can take them (the record header).
+// (H100, 8 messages into one histogram: docs/histogram-kernel.md, "Half-size slices"). Only
+// histograms of at most kBucketMaxSlices such slices (2M bins) can take them (the record header).
 inline constexpr int kBucketSmallSliceShift = 13;
 // Whether a launch whose largest bucketed histogram has max_bins can take half-size slices.
 HISTD_HD inline bool HalfSizeSlicesFit(uint64_t max_bins) {
@@ -111,7 +111,8 @@ struct BucketSliceMap {
 
   // granule_shift: log2 of an interleaved granule's bins, 4 (one chunk) .. kBucketSliceShift;
   // the kernel takes kBucketGranuleShift (H100, message launches: 64 bins balanced best;
-  // 16 and 32 cost uniform data up to 15%, 1K and 16K gave up the clustered gain; NOTES.md).
+  // 16 and 32 cost uniform data up to 15%, 1K and 16K gave up the clustered gain;
+  // docs/histogram-kernel.md, "Interleaved slices").
   // slice_shift: log2 of a slice's bins (ChooseBucketSliceShift); bins <= 256 such slices.
   HISTD_HD static BucketSliceMap For(uint64_t bins, bool aligned16, int slice_shift = kBucketSliceShift,
                                      uint32_t granule_shift = kBucketGranuleShift) {

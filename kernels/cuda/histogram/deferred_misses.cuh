@@ -2,8 +2,8 @@
 //
 // Why: a miss (a sample outside the block's hot window) applied at once is one scattered,
 // exact load + CAS on a global word, and L2 does ~34 G of those per second on the H100
-// (NOTES.md): uniform data over 2M bins is ~1M of them per histogram. Deferred, a miss
-// costs two bytes written and read back, and is then counted in shared memory.
+// (docs/histogram-kernel.md): uniform data over 2M bins is ~1M of them per histogram.
+// Deferred, a miss costs two bytes written and read back, then is counted in shared memory.
 //
 // 1. WarpDeferMisses (in the hot-window kernel): a warp whose miss queue fills sorts it by
 //    range (flat bin >> kDeferRangeShift) with a warp-local counting sort on shared-memory
@@ -751,14 +751,15 @@ __device__ __forceinline__ uint32_t TakeFoldUnit(const DeferredFoldParams& p, ui
 // round-robin dealing left the blocks' last units ending between 97 and 127 us into a 127 us
 // span). `lanes` holds kDeferRangeBins one-byte lanes, so that two blocks share an SM: a unit
 // is a chain of round trips and barriers that takes about as long whatever its size and the
-// load on the GPU (NOTES.md, sessions 18 and 19), so the SM's throughput is the units it has
-// in flight. A unit's entries are counted with plain shared adds; when the lanes' byte sum
+// load on the GPU (docs/histogram-kernel.md, "Deferred misses and the second kernel"), so
+// the SM's throughput is the units it has in flight. A unit's entries are counted with plain shared adds; when the lanes' byte sum
 // falls short of the entries added, some lane reached 256 and carried, and the unit is
 // counted again in 16-bit lanes, half a range at a time (FoldUnitInHalves: Roulo, uniform
 // and the other benchmark workloads never take it).
 // (Staging the range's bins by cp.async while counting, as the bucketed strategy does, made
 // Roulo 5.88 -> 6.67 us; prefetching the next unit's records while counting, or its bins
-// before the count's barrier, measured slower too: NOTES.md, sessions 13 and 17.)
+// before the count's barrier, measured slower too: docs/histogram-kernel.md, "Alternatives
+// measured and not used".)
 template <int kThreads>
 __device__ void FoldDeferredBlock(const DeferredFoldParams& p, uint8_t* lanes) {
   static_assert(kThreads % 32 == 0 && kThreads >= 64, "whole warps, one of them the dealer");

@@ -36,7 +36,7 @@ constexpr size_t kSharedPerSm = 228 * 1024;       // H100: shared memory per SM
 constexpr size_t kSharedPerBlockMax = 227 * 1024; // H100: opt-in limit per block
 constexpr size_t kReservedPerBlock = 1024;        // runtime's per-block reservation
 
-// Shared-memory budget of each config, checked at compile time (STYLE.md item 3).
+// Shared-memory budget of each config, checked at compile time (docs/development.md, "Style" 3).
 template <int kConfig>
 struct ConfigBudget {
   static constexpr HotWindowConfig c = kHotWindowConfigs[kConfig];

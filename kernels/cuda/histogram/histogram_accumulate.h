@@ -1,13 +1,13 @@
 // The production 2D capped histogram kernel: one launch folds a work list of sample
 // batches, for any number of resident one-byte histograms, into those histograms.
 //
-// Contract (DESIGN.md): every bin ends at min(cap, start + hits) exactly, where start is
+// Contract (docs/model.md): every bin ends at min(cap, start + hits) exactly, where start is
 // the byte it held before the launch (a start already >= cap is left as it is); it never
 // wraps and never spills into a neighbour, whatever the order, concurrency or skew of the
 // samples, and whatever other work items of the same launch target the same histogram.
 // How that is proved: kernels/cuda/histogram/exact_bin_ops.cuh.
 //
-// Lifecycle (CUTLASS style, STYLE.md item 4):
+// Lifecycle (CUTLASS style; docs/development.md, "Style" 4):
 //   HistogramAccumulate op;
 //   HISTD_RETURN_IF_ERROR(op.can_implement(args));
 //   DeviceBuffer ws = DeviceBuffer::Allocate(op.get_workspace_size(args));

@@ -1,4 +1,4 @@
-// Roulo's path (seeds/003_*, GTC 2019 S9734), as selectable kernels so that the benchmark
+// Roulo's path (seed 003: docs/references.md), as selectable kernels so that the benchmark
 // prints his table on our GPU. They fold `histograms` batches of `samples_per_histogram`
 // uint32 bin indices each (batch h at samples + h * samples_per_histogram) into
 // `histograms` one-byte histograms (histogram h at bins + h * rows * cols), adding to what

@@ -6,9 +6,9 @@
 // arithmetic. Inside the hot-window kernel it took ~14 us per tile (H100, Roulo), during
 // which the block streamed nothing, and its code shared the register allocation of the fold
 // loop, which sits at 64 registers a thread (1024 threads per SM): changes to it moved
-// spills into the loop (NOTES.md, sessions 12, 16 and 17). Here small blocks choose every
-// tile's window at once, several per SM, and the hot-window kernel reads one TileWindow
-// per tile.
+// spills into the loop (docs/histogram-kernel.md, "The register budget"). Here small blocks
+// choose every tile's window at once, several per SM, and the hot-window kernel reads one
+// TileWindow per tile.
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,6 @@
 // Thin __global__ shells of the FP32 matmul: block -> C tile (grouped order for L2 reuse),
-// split-k ranges, and the seed's two kernels (seeds/001_*). The per-block algorithms are in
-// block_gemm.cuh and skinny_gemm.cuh.
+// split-k ranges, and the seed's two kernels (seed 001, docs/references.md). The per-block
+// algorithms are in block_gemm.cuh and skinny_gemm.cuh.
 #pragma once
 
 #include <cstdint>
@@ -38,7 +38,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kMinBlocksPerSm)
   SimtGemmBlock<Cfg, kVecB, kVecC>::Run(p, smem, int64_t{tm} * Cfg::BM, int64_t{tn} * Cfg::BN);
 }
 
-// ---- The seed (seeds/001_*): one output per thread. ----
+// ---- The seed (seed 001, docs/references.md): one output per thread. ----
 constexpr int kSeedNaiveBlock = 16;
 constexpr int kSeedTile = 32;
 

@@ -26,7 +26,7 @@
 //                the fly by 4-byte copies), vectorized epilogue where aligned.
 //   * kSmallM    m <= 16 (one row, a few rows): a streaming kernel over B with split-k.
 //   * kSmallN    n <= 8 and m larger: one warp per row of A, shuffled dot products.
-//   * kSeedNaive, kSeedTiled: the seed's kernels (seeds/001_*), for the benchmark table.
+//   * kSeedNaive, kSeedTiled: seed 001's kernels (docs/references.md), for the benchmark table.
 // Small problems (few tiles for 132 SMs) split k over several blocks: partial sums in the
 // workspace, added in a fixed order by a finalize kernel.
 //

@@ -1,4 +1,4 @@
-// Reduce and scan on seed 004's row partition (../shared/seeds/004): the data is cut into
+// Reduce and scan on seed 004's row partition (docs/references.md): the data is cut into
 // fixed-size data blocks (our scan tiles), spread over r <= 1000 "rows" of consecutive
 // blocks, one thread block per row marching along it block by block.
 //   reduce: GPU_Reduce (r row sums) -> GPU_SumRows (one block)            ~ n reads

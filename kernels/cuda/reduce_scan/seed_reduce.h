@@ -1,4 +1,4 @@
-// The reduction steps of ../shared/seeds/002 (Mark Harris, "Optimizing Parallel Reduction
+// The reduction steps of seed 002 (docs/references.md: Mark Harris, "Optimizing Parallel Reduction
 // in CUDA"), as selectable, tested variants over int32 with the seed's int32 sum (wrapping
 // modulo 2^32). They exist to reproduce the seed's table on our GPU; production code uses
 // DeviceReduce (reduce.h).

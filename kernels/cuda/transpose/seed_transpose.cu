@@ -1,4 +1,4 @@
-// The seed's transpose path (seeds/000_*, after Ruetsch & Micikevicius), float32 with tight
+// Seed 000's transpose path (docs/references.md), float32 with tight
 // pitches, kept as selectable variants so the benchmark can print the seed's table on our GPU.
 // Unlike the seed, every kernel bounds-checks, so any rows x cols works; TILE = 32 and
 // BLOCK_ROWS = 8 as in the seed (each thread moves 4 elements).

@@ -150,7 +150,7 @@ class Transpose {
 absl::Status RunTranspose(const TransposeArgs& args, cudaStream_t stream,
                           TransposePath path = TransposePath::kAuto);
 
-// ---- The seed's path (seeds/000_*), float32, tight pitches, for the benchmark table. ----
+// ---- Seed 000's path (docs/references.md), float32, tight pitches, for the benchmark. ----
 // Each bounds-checks, so any rows x cols works (grid limits: rows, cols < 2^21).
 enum class SeedTranspose {
   kCopy,        // plain copy with the transpose's indexing: the floor the seed compares with

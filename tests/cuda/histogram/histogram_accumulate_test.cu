@@ -1,6 +1,6 @@
 // The production kernel (HistogramAccumulate) against the CPU reference, bit for bit, on
 // Roulo's clustered workload, uniform, single bin, service-shaped work lists and the edge
-// cases of DESIGN.md, under every option set of ExactOptionSweep().
+// cases of docs/development.md ("Test"), under every option set of ExactOptionSweep().
 #include <gtest/gtest.h>
 
 #include <algorithm>

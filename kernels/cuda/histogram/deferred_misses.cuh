@@ -752,7 +752,8 @@ __device__ __forceinline__ uint32_t TakeFoldUnit(const DeferredFoldParams& p, ui
 // span). `lanes` holds kDeferRangeBins one-byte lanes, so that two blocks share an SM: a unit
 // is a chain of round trips and barriers that takes about as long whatever its size and the
 // load on the GPU (docs/histogram-kernel.md, "Deferred misses and the second kernel"), so
-// the SM's throughput is the units it has in flight. A unit's entries are counted with plain shared adds; when the lanes' byte sum
+// the SM's throughput is the units it has in flight. A unit's entries are counted with plain
+// shared adds; when the lanes' byte sum
 // falls short of the entries added, some lane reached 256 and carried, and the unit is
 // counted again in 16-bit lanes, half a range at a time (FoldUnitInHalves: Roulo, uniform
 // and the other benchmark workloads never take it).

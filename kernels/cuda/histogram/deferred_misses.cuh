@@ -319,10 +319,13 @@ __device__ void MergeChunks(const Chunks& range, uint32_t cap, uint32_t* lanes, 
         for (uint32_t q = 0; q < 16; ++q) {
           if (q < qa || q >= qb) continue;
           const uint32_t lane = static_cast<uint32_t>(lane0 + static_cast<int>(q));
-          const uint32_t n = ReadLane16(lanes, lane);
+          // The lane alone (16 bits), read and cleared: when lane0 is odd (a misaligned
+          // histogram), the word's other lane is the neighbouring chunk's, which another
+          // thread reads and clears at the same time.
+          const uint32_t n = lane16[lane];
           word[q / 4] |= (n < cap ? n : cap) << (8 * (q % 4));
-          if (n != 0) lane16[lane] = 0;  // cleared for the next unit (one lane: the word's
-        }                                // other lane may be a neighbour's)
+          if (n != 0) lane16[lane] = 0;  // cleared for the next unit
+        }
         inc[j] = make_uint4(word[0], word[1], word[2], word[3]);
         any[j] = (word[0] | word[1] | word[2] | word[3]) != 0;
       }

@@ -16,9 +16,11 @@
 # HISTD_SANITIZER_FILTER (gtest filter; default the GPU tests), HISTD_SANITIZER_TIMEOUT (seconds
 # per shard, default 900), HISTD_SANITIZER_SHARDS (shards per tool; default 3 memcheck, 4
 # racecheck, 2 the others), HISTD_SANITIZER_SCALE (overrides every tool's scale).
-# Times (H200, every tool at once, 2026-11-27): memcheck, synccheck and initcheck finish the
-# suite in about 8 minutes; racecheck takes 40-120 s per large histogram test at 1/64 with the
-# full sweep, i.e. far longer than the rest: give it time or a filter.
+# Times (H200, 2026-11-27, every tool at once beside a plain run): memcheck, synccheck and
+# initcheck finish the suite in 5-9 minutes; racecheck took 40-120 s per large histogram test
+# at 1/64 with the full sweep (24 tests in 8 minutes over 4 shards), and a dozen racecheck
+# processes side by side finished almost nothing in two minutes: the whole suite under
+# racecheck needs well over an hour of GPU time, so give it that, or a filter.
 set -uo pipefail
 usage="usage: run_compute_sanitizer.sh TEST_BINARY LOG_DIR [TOOL...]"
 bin=${1:?$usage}

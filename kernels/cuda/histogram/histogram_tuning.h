@@ -1,6 +1,7 @@
-// Tuning of the histogram kernels, apart from the algorithms (STYLE.md item 2).
-// Each figure names the GPU it was measured on; see kernels/cuda/histogram/NOTES.md and
-// bench/results/histogram.md for the tables behind them.
+// Tuning of the histogram kernels, apart from the algorithms (docs/development.md, "Style" 2):
+// one line per setting with the GPU and the figure behind it. Figures: H100 80GB HBM3 (SXM,
+// 132 SMs), bench/results/histogram.md (2026-11-25) unless a line says otherwise; the design
+// they tune: docs/histogram-kernel.md.
 #pragma once
 
 #include <cstdint>
@@ -18,9 +19,8 @@ struct HotWindowConfig {
                               // folded on chip by a second kernel (deferred_misses.cuh)
 };
 
-// Each warp owns a queue of this many missed bins (shared memory) and applies it to the
-// global bins whenever one more round of 8 samples per lane might not fit. (Replacing an
-// immediate load + CAS per miss by these queues: Roulo 13.4 -> 9.7 us, config 1.)
+// Each warp owns a queue of this many missed bins (shared memory), drained whenever one more
+// round of 8 samples per lane might not fit: two rounds, 64 KiB a 1,024-thread block.
 inline constexpr uint32_t kMissQueueEntries = 512;
 inline constexpr uint32_t kSamplesPerLaneRound = 8;
 static_assert(kMissQueueEntries >= 2 * 32 * kSamplesPerLaneRound, "queue holds two rounds");
@@ -28,22 +28,11 @@ static_assert(kMissQueueEntries >= 2 * 32 * kSamplesPerLaneRound, "queue holds t
 // loop around it (ptxas, sm_90, 64-register cap); 4 does not.
 inline constexpr int kMissApplyWidth = 4;
 
-// Candidates; the benchmark measures every one. Measured on H100 SXM (2026-11-22, bench/
-// results/histogram.md), us per histogram Roulo / uniform / single bin, service G samples/s:
-//   0: 12.7 / 40.6 / 4.51, 78.7     1: 9.24 / 33.8 / 3.87, 70.3
-//   2: 9.52 / 42.0 / 4.24, 31.1     3: 9.20 / 34.7 / 4.36, 29.9     4: 11.8 / 40.6 / 6.16, 24.6
-// Clusters help Roulo little and hurt small batches (idle blocks in a cluster); 2^18 tiles
-// help single bin (3.13) but cost uniform its L2 locality (55.6).
-// Deferred misses (2026-11-23): config 1 deferring: 9.09 / 13.5 / 4.03, 70.0, and with
-// 2^18-sample tiles 9.03 / 12.7 / 3.30, 70.1 (config 5, the default: with misses no longer
-// applied one L2 atomic at a time, larger tiles no longer cost uniform its L2 locality, and
-// they halve the per-tile window choice, clear and merge); 6 (config 0 deferring): 12.9 /
-// 14.3 / 4.62, 78.0. Since 2026-11-24 (session 11: fewer fold instructions, deferral from one
-// miss per 32 bins, a cheaper second kernel) config 5 gives 7.44 / 11.46 / 2.93, 72.6: Roulo's
-// speckle defers too, the service shape's sparse misses still take the immediate path.
-// Session 12 (2026-11-24: read-then-add counting, tiles chosen per launch, the timeline's
-// fixes): 5.93 / 10.55 / 2.33, 73.2 (Roulo's launch takes 2^19-sample tiles).
-// Configs as 5 with 768 or 512 threads (80 / 96 registers): Roulo 7.86 / 9.16 (not kept).
+// Candidates; the benchmark measures every one ("exact config N" rows). H100, us per
+// histogram Roulo / uniform / single bin, service us per launch, tiles by ChooseTileSamples:
+//   0: 10.39 / 88.6 / 1.85, 783      1: 8.95 / 74.5 / 1.87, 790      2: 11.50 / 95.9 / 2.55, 1,095
+//   3: 8.46 / 54.0 / 2.60, 963       4: 10.09 / 71.6 / 2.74, 1,887
+//   5 (the default): 3.99 / 8.16 / 1.92, 800                        6: 4.34 / 10.11 / 1.90, 794
 // Shared memory per block = window_bins * 2 + warps * kMissQueueEntries * 4.
 inline constexpr HotWindowConfig kHotWindowConfigs[] = {
     {512, 2, 40 * 1024, 1u << 16, 1},   // 0: 80 KiB counters + 32 KiB queues, two blocks/SM
@@ -60,19 +49,15 @@ inline constexpr int kHotWindowConfigCount =
 inline constexpr int kDefaultHotWindowConfig = 5;
 // The default tile (HistogramAccumulateOptions::tile_samples == 0) is chosen per launch by
 // ChooseTileSamples below, among powers of two from kMinAdaptiveTileSamples to
-// kMaxAdaptiveTileSamples.
-// Each tile pays a window choice, a clear and a merge of its window (and small tiles of
-// clustered data merge the same hot words from many blocks at once). H100, one launch of one
-// 1 MiB message (2^18 samples), us clustered / uniform: tiles of 2^12: 128 / 52, 2^13: 113 /
-// 51, 2^14: 97 / 58, 2^15: 89 / 66, 2^16: 85 / 88, 2^18: 162 / 207 (bench "message").
-// 64 histograms of 2^20 samples (2026-11-24, bench rows "default with 2^N-sample tiles"),
-// us per histogram Roulo / uniform / single bin: 2^17: 8.62 / 12.08 / 3.61, 2^18 (two waves
-// of tiles on 132 SMs): 7.17 / 11.22 / 2.82, 2^19 (one wave of 128): 6.09 / 10.26 / 2.38,
-// 2^20 (64 tiles, half the SMs idle): 8.13 / 13.94 / 3.88.
+// kMaxAdaptiveTileSamples. H100, 64 x 2^20 samples, us per histogram Roulo / uniform / single
+// bin ("default with 2^N-sample tiles"): 2^16 6.82 / 10.44 / 2.99, 2^17 5.30 / 8.98 / 2.37,
+// 2^18 (two waves on 132 SMs) 4.21 / 8.49 / 2.06, 2^19 (one wave of 128 tiles: the choice)
+// 3.98 / 8.16 / 1.93, 2^20 (64 tiles, half the SMs idle) 5.21 / 10.73 / 2.43.
 inline constexpr uint32_t kMinAdaptiveTileSamples = 1u << 14;
 inline constexpr uint32_t kMaxAdaptiveTileSamples = 1u << 20;
-// What one tile costs beyond its samples, in samples' worth of streaming: fitted to the
-// 2^18 against 2^19 rows above (Roulo 112K, uniform 90K, single bin 119K).
+// What one tile costs beyond its samples (window choice, clear, merge), in samples' worth of
+// streaming. H100: the 2^18 and 2^19 rows above fit 22K-38K; every value from 2^14 to 2^17
+// makes the same choice on every benchmark launch (2^19 for 64 x 2^20, 2^16 for service).
 inline constexpr uint64_t kTileOverheadSamples = uint64_t{1} << 17;
 
 // The tile that minimizes the launch's estimated makespan, waves x (tile + overhead), with
@@ -109,9 +94,8 @@ inline constexpr uint32_t ChooseTileSamples(uint32_t config_tile, int cluster, u
 // record in the workspace instead of applying it; a second kernel folds each (work item,
 // range) on chip in 16-bit lanes and merges the range once. Histograms of more than
 // kDeferMaxRanges ranges apply their misses at once, as the other configs do.
-// 64K-bin ranges (H100, uniform, second kernel: 7.2 us per histogram at one block of 1024
-// threads per SM; 32K-bin ranges at three blocks of 512 per SM: 8.3 us, every block
-// reading every record's header twice as often).
+// 64K-bin ranges: offsets fit 16 bits; 32K-bin ranges at two blocks per SM are no faster
+// (H100, Roulo: 8.1 us a unit against 8.7, the second kernel's span 135 against 141 us).
 inline constexpr int kDeferRangeShift = 16;  // offsets within a range fit 16 bits
 inline constexpr uint32_t kDeferRangeBins = 1u << kDeferRangeShift;
 inline constexpr int kDeferMaxRanges = 64;   // histograms up to 4M bins defer their misses
@@ -119,10 +103,8 @@ inline constexpr uint32_t kDeferRecordHeaderBytes = kDeferMaxRanges * 2;  // u16
 // The second kernel: two blocks of 512 threads per SM, each with one range of one-byte lanes
 // (64 KiB). A unit is a chain of round trips and barriers that takes about as long whatever
 // its size or the load on the GPU, so the SM's throughput is the units it has in flight
-// (H100, Roulo, session 19: one 1024-thread block with 16-bit lanes 4.85 us per histogram,
-// two 512-thread blocks with one-byte lanes 4.55; three blocks of 384 or 256 threads 5.07 /
-// 4.93; 32K-bin ranges with 16-bit lanes at two blocks per SM gained nothing, the units
-// being half as large).
+// (H100, Roulo: two 512-thread blocks 4.55 us per histogram, one 1,024-thread block with
+// 16-bit lanes 4.85, three blocks of 384 / 256 threads 5.07 / 4.93).
 inline constexpr int kDeferFoldThreads = 512;
 inline constexpr int kDeferFoldBlocksPerSm = 2;
 inline constexpr uint32_t kDeferLocks = 4096;     // (histogram, range) locks, hashed
@@ -134,16 +116,17 @@ inline constexpr uint32_t kPendingSlots = 4096;
 // slot of window_bins bytes per plan tile, for the first kStagedWindowSlots tiles of a
 // launch) instead of merging them with word CAS at its end, and the second kernel adds them
 // to the range under the range's lock with plain loads and stores (deferred_misses.cuh,
-// MergeStagedWindows). At the hot-window kernel's end every tile merged its window at once:
-// H100, Roulo, that merge (12 us a tile) and the drain of its CAS traffic before the second
-// kernel could start cost 27 us of a 292 us launch (bench probe "without window merge").
+// MergeStagedWindows). H100, Roulo: merging every tile's window by word CAS at the kernel's end
+// costs ~12 us a tile and ~6 us of CAS traffic draining before the second kernel can start;
+// with staging, the probe without any window merge measures 3.90 against 3.98 us.
 // A work item of more than kMaxStagedTilesPerItem tiles merges its windows itself: every
 // unit of it would look at each of its tiles' windows.
 inline constexpr uint32_t kStagedWindowSlots = 256;
 inline constexpr uint32_t kMaxStagedTilesPerItem = 4;
 
 // Misses: CAS guessing the word is 0 first (one atomic when right) instead of load + CAS.
-// H100: within +-3% either way (uniform/service slightly faster, Roulo slower): off.
+// H100: Roulo 3.97 against 3.98 us, service 731 against 788 us a launch (other runs: +-3%
+// either way): off.
 inline constexpr bool kDefaultMissGuessZero = false;
 
 // ---- cluster-resident variant (agent_cluster_resident.cuh) ---------------------------
@@ -166,9 +149,10 @@ struct ClusterResidentConfig {
   bool guess_zero = false;   // k8Cas: first CAS guesses the word is 0 (no remote load)
 };
 
-// Candidates; NOT yet measured (bench rows "cluster-resident ..."). Lanes per pass:
+// Candidates, all exact (bench rows "cluster-resident N"). Lanes per pass:
 // cluster * lane_smem_bytes / lane bytes; Roulo's 2M bins take 1 pass (configs 0, 5),
 // 2 (configs 1, 3) or 3 (configs 2, 4, 6); every pass streams all samples of the histogram.
+// H100, Roulo us per histogram: 0: 316, 1: 109, 2: 64.3, 3: 142, 4: 149, 5: 318, 6: 105, 7: 372.
 inline constexpr ClusterResidentConfig kClusterResidentConfigs[] = {
     {1024, 16, ResidentLane::k8Cas, 4, 200 * 1024, false},     // 0: 3.2M bins per pass
     {1024, 16, ResidentLane::k16Gated, 2, 200 * 1024, false},  // 1: 1.6M bins per pass
@@ -185,10 +169,10 @@ inline constexpr int kDefaultClusterResidentConfig = 0;
 // Work lists longer than this are refused (the planner pairs items of one histogram in
 // O(n^2) inside one block, with the histogram pointers in shared memory).
 inline constexpr int kClusterResidentMaxItems = 4096;
-// Dispatch rule for kAuto (off until the H100 run says the variant wins): the variant pays
-// a clear + merge of the whole histogram per (histogram, pass) and wins only where the
-// samples per histogram are many; the host sees no bin counts (the work list lives on the
-// device), so the rule is stated per work item: at least 2^19 samples per item on average
+// Dispatch rule for kAuto (off: H100, Roulo 64-372 us per histogram against 3.98 for the
+// default): the variant pays a clear + merge of the whole histogram per (histogram, pass) and
+// wins only where the samples per histogram are many; the host sees no bin counts (the work
+// list lives on the device), so the rule is stated per work item: at least 2^19 samples per item on average
 // (Roulo: 2^20 per item, yes; service: 2^16 per item over 2M bins, no) and at most
 // kClusterResidentMaxItems items.
 inline constexpr bool kAutoPicksClusterResident = false;
@@ -200,22 +184,18 @@ inline constexpr bool kAutoPicksClusterResident = false;
 // windowed tile pays a window choice, clear and merge, and small tiles of clustered data
 // merge the same hot words from many blocks at once. The daemon's batches are never larger
 // with its default staging buffers (8 MiB = 2^21 samples; --staging_buffer_bytes up to
-// 16 MiB keeps them under this bound). H100, us per launch of 1 / 8 / 16
-// messages of 2^18 samples, one histogram each (bench "message"), clustered | uniform:
-//   windowed default (adaptive tiles):  98 / 108 / 182  |  59 / 82 / 157
-//   global only:                        59 /  83 / 123  |  38 / 64 / 108
-//   naive 32-bit atomics (not exact):   16 /  65 / 126  |  13 / 66 / 127
-// At 64 x 2^20 samples the window wins (Roulo 9.1 against 12.9 us per histogram, single bin
-// 3.3 against 15.7).
+// 16 MiB keeps them under this bound). H100, us per launch of 1 / 8 / 16 messages of 2^18
+// samples, one histogram each, clustered | uniform: global only 54.9 / 66.3 / 93.1 | 33.8 /
+// 47.1 / 69.9, windowed config 5 88.5 / 97.9 / 91.0 | 47.6 / 60.0 / 84.1. At 64 x 2^20
+// samples the window wins: Roulo 3.98 against 18.5 us per histogram, single bin 1.92 against 39.8.
 inline constexpr uint64_t kAutoGlobalOnlyMaxSamples = uint64_t{1} << 22;
 // Dispatch rule for kAuto, checked first: launches of at most this many samples and at most
-// kBucketMaxItems items take the bucketed strategy (agent_bucketed.cuh; NOTES.md "One
-// launch for small batches"); longer work lists of that size stay window-less (above).
-// H100, us per launch, bucketed | previous rule (global only) | naive 32-bit atomics:
-//   1 / 8 / 16 messages of 2^18 clustered samples: 15 / 48 / 84 | 53 / 66 / 95 | 16 / 70 / 137
-//   the same, uniform:                             12.5 / 43 / 80 | 36 / 53 / 85 | 12.4 / 66 / 127
-// At 64 x 2^20 samples the window wins: Roulo 5.9 against 9.5 us per histogram, single bin
-// 2.3 against 16.3; service batches (1,000 histograms) 912 against 2,108 us per launch.
+// kBucketMaxItems items take the bucketed strategy (agent_bucketed.cuh; docs/histogram-kernel.md,
+// "Small launches"); longer work lists of that size stay window-less (above). H100, us per
+// launch of 1 / 8 / 16 messages, clustered | uniform: bucketed 11.7 / 39.1 / 73.1 | 11.9 / 40.5
+// / 76.4, global only 54.9 / 66.3 / 93.1 | 33.8 / 47.1 / 69.9, naive 32-bit atomics 14.6 / 68.3
+// / 128.9 | 12.7 / 66.1 / 126.1. At 64 x 2^20 samples the window wins: Roulo 3.98 against
+// 9.67 us per histogram, single bin 1.92 against 15.4, service 788 against 1,957 us a launch.
 inline constexpr uint64_t kAutoBucketedMaxSamples = uint64_t{1} << 22;
 inline constexpr uint64_t kClusterResidentMinSamplesPerItem = uint64_t{1} << 19;
 inline constexpr bool PreferClusterResident(uint64_t total_samples, int work_count) {
@@ -228,18 +208,18 @@ inline constexpr bool PreferClusterResident(uint64_t total_samples, int work_cou
 inline constexpr int kGridRows = 32;
 inline constexpr int kGridCols = 64;
 inline constexpr int kWindowProbeSamples = 1024;
-// The probe reads runs of this many consecutive samples (H100: 1,024 scattered single
-// samples took ~20 us per tile at the start of a Roulo launch, all blocks probing at once).
+// The probe reads runs of this many consecutive samples (H100, Roulo: a window choice of
+// ~14 us a tile against ~21 for 1,024 scattered samples, all blocks probing at once).
 inline constexpr uint32_t kWindowProbeRun = 16;
 static_assert(kWindowProbeSamples % kWindowProbeRun == 0, "whole runs");
 // Threads of a window-kernel block (ChooseTileWindowsKernel): one tile's choice is a latency
 // chain whose parallel steps (a probe load per thread, the placements' scores) shorten with
-// the block.
-// (H100, Roulo, session 22: 256 and 512 alike, 1024 slower: the kernel spills at 64 registers.)
+// the block. H100, 256 / 512 / 1,024 threads: Roulo 4.02-4.03 / 4.02 / 4.04-4.05 us, service
+// 779-785 / 781-797 / 809-813 us a launch (1,024 spills at 64 registers).
 inline constexpr int kWindowThreads = 512;
 
-// Roulo's variants (seeds/003): one block of this many threads per histogram part, and a
-// 16-bit shared-memory hot window of this many bins for V5/V6 (96 KiB).
+// Roulo's variants (seed 003, docs/references.md): one block of this many threads per
+// histogram part, and a 16-bit shared-memory hot window of this many bins for V5/V6 (96 KiB).
 inline constexpr int kRouloThreads = 1024;
 inline constexpr uint32_t kRouloWindowBins = 48 * 1024;
 

@@ -58,11 +58,12 @@ struct Options {
     // A buffer is in flight from its first message until its batch is applied, whatever it
     // holds, so the count bounds the batches in the pipeline; under many producers a batch
     // holds only 2-3 messages (eager flush). H100 host, 8 producers of 1 MiB messages,
-    // medians of 3: 16 x 8 MiB with 8 stagers ingests 3.45 G samples/s (0.85 of the bare
-    // sink, half-load ack p99 2.2 ms) against 2.83 G (0.68, 19 ms) for 4 x 16 MiB with 4.
+    // medians of 3: 16 x 8 MiB with 8 stagers 3.45 G samples/s (0.85 of the bare sink,
+    // half-load ack p99 2.2 ms), 4 x 16 MiB with 4 stagers 2.83 G (0.68, 19 ms).
     int staging_buffers = 16;
     size_t staging_buffer_bytes = size_t{8} << 20;
-    // A partly filled staging buffer is applied at the latest this long after its first message.
+    // A partly filled staging buffer is applied at the latest this long after its first message
+    // (H100, 4 producers: 200 us left the half-load ack p99 within the host's noise).
     absl::Duration flush_deadline = absl::Milliseconds(1);
     // A partly filled buffer is applied at once while fewer than this many batches are in
     // flight: a device with a free stream gets work without waiting out the deadline
@@ -75,16 +76,16 @@ struct Options {
     // messages that had to wait for a free buffer, several at once (0 stagers: every message
     // inline, and waiting ones one at a time on the flusher thread, which can stall ingest
     // for seconds once a queue forms). H100 host, 8 producers of 1 MiB messages, one
-    // process, 9 windows each, interleaved (2026-11-23): everything inline with 8 stagers
-    // for waiting messages 0.95 of the bare sink (0.90-1.00), host CPU 0.97 s per GB, ack p50
-    // 7.6-9.2 ms; inline below 64 KiB (the default until then) 0.86 (0.78-0.92), 1.00 s per
-    // GB, ack p50 9.6-10.8 ms. The stager's copy read bytes that the receiving core had
-    // just written, and paid a hand-over.
+    // process, 9 windows each, interleaved: everything inline (8 stagers for waiting
+    // messages) 0.95 of the bare sink (0.90-1.00), ack p50 7.6-9.2 ms; inline below 64 KiB
+    // 0.86 (0.78-0.92), 9.6-10.8 ms: a stager's copy reads bytes the receiving core has just
+    // written, and pays a hand-over.
     int stager_threads = 8;
     size_t stage_inline_below_bytes = std::numeric_limits<size_t>::max();
     // Threads that send the acknowledgements of applied batches, so that the engine's
     // completion thread only frees slots (an acknowledgement is a gRPC write: tens of us).
-    // 0: they are sent on the engine's completion thread.
+    // 0: they are sent on the engine's completion thread (H100, 4 producers: 0.70-0.82 of the
+    // bare sink's throughput, against 0.92-1.41 with 2).
     int acknowledger_threads = 2;
     // Payload bytes of one ingest stream that may be with the pipeline, not yet staged: the
     // stream's next read starts while its unstaged messages total less than this, each
@@ -95,8 +96,8 @@ struct Options {
     // Memory bound per open stream: stream_read_ahead_bytes + max_message_bytes.
     size_t stream_read_ahead_bytes = size_t{4} << 20;
     // How messages are copied into staging (ingest_validation.h): kAuto streams large parts
-    // with non-temporal stores; kCached copies through the cache (the pre-2026-11-23 way,
-    // kept for A/B measurements; the load generator's --staging_copy).
+    // with non-temporal stores; kCached copies through the cache (for A/B measurements: the
+    // load generator's --staging_copy). H100 host, 16 threads: 1.06x memcpy against 0.99x.
     CopyStores staging_stores = CopyStores::kAuto;
   } pipeline;
 

@@ -1,6 +1,6 @@
 // Tile configurations of the FP32 matmul kernels, apart from the algorithms, and the rule that
 // picks one per shape. Figures: NVIDIA H100 80GB HBM3 (132 SMs, FP32 peak 66.9 TFLOP/s at
-// 1980 MHz); the run that chose them is in bench/results/matmul.md.
+// 1980 MHz), bench/results/matmul.md (2026-11-22), ratios to cuBLAS SGEMM pedantic FP32.
 #pragma once
 
 #include <cstdint>
@@ -44,9 +44,8 @@ using Simt64x64 = SimtTile<64, 64, 16, 32, 64, 3>;
 // Small-m path (m <= kSmallMMaxRows): 256 threads, 128 columns per block (4 per lane), warps
 // interleaved over k, up to 16 rows per block (so B is read once; grid.z covers more when
 // forced), split-k over grid.y until about kSmallMTargetBlocksPerSm blocks per SM.
-// Run 2: one row 1 x 8192 x 8192 1.00x cuBLAS; 16 rows (one 16-row block per B column
-// block) 0.24x, where the SIMT 64x128 tile with split-k 2 reached 0.69x: above 4 rows the
-// SIMT path with split-k takes over.
+// One row 1 x 8192 x 8192: 1.003x (split-k 17). Above 4 rows the SIMT path with split-k takes
+// over: 16 rows 0.758x with 64x128 split-k 4, against 0.186x for one 16-row small-m block.
 inline constexpr int kSmallMMaxRows = 4;
 inline constexpr int kSmallMRowsPerBlock = 16;
 inline constexpr int kSmallMColsPerBlock = 128;
@@ -63,9 +62,9 @@ inline constexpr int kSmallNKChunk = 1024;
 // block's work divided by its tile's relative efficiency and by an occupancy factor
 // min(1, warps on the SM / kWarpsForFullRate), plus split-k partial-sum traffic at
 // kSplitBytesCost FMA-slots per byte per SM (H100: 2.25e11 FMA/s vs 2.3e10 B/s per SM).
-// Sweep (H100, 2026-11-22, bench/results/matmul.md): at 4096^3 128x128x16 s3 44.6 TFLOP/s
-// (0.866x cuBLAS pedantic), 128x128x16 s4 44.7, 128x128x32 s3 43.1, 128x128x8 s4 41.7,
-// 64x128 44.0, 128x64 41.5, 64x64 41.3. Final: 0.872x at 4096 and 8192, 0.847x at 4097.
+// Tile sweep at 4096^3, TFLOP/s: 128x128x16 s3 44.6 (the preferred tile: 0.872x at 4096^3
+// and 8192^3, 0.847x at 4097^3), 128x128x16 s4 44.7, 64x128 44.1, 128x128x32 s3 43.1,
+// 128x128x8 s4 41.8, 128x64 41.3, 64x64 41.3.
 inline constexpr MatmulPath kPreferredLargeTile = MatmulPath::kSimt128x128K16;
 inline constexpr double kEff64x128 = 0.98;  // relative to 128x128x16
 inline constexpr double kEff128x64 = 0.93;

@@ -1,9 +1,10 @@
-// Tuning of the reduce and scan kernels, kept apart from the algorithms (STYLE item 2).
+// Tuning of the reduce and scan kernels, kept apart from the algorithms (docs/development.md,
+// "Style" 2).
 // Each struct is a template argument of its agent; bench/reduce_scan.cu instantiates
 // alternatives and prints them next to the defaults, so a change here is a measured one.
 //
-// Figures: NVIDIA H100 80GB HBM3 (sm_90, 132 SMs), bench/reduce_scan.cu, see
-// bench/results/reduce_scan.md for the run that chose each value.
+// Figures: NVIDIA H100 80GB HBM3 (sm_90, 132 SMs), bench/results/reduce_scan.md (2026-11-23),
+// ratios to CUB in the same process at n = 2^20 / 2^24 / 2^28 float32.
 #pragma once
 
 #include <cstdint>
@@ -20,9 +21,9 @@ struct ReduceTuningT {
   static constexpr int kVectorsPerThread = kVectorsPerThread_;
   static constexpr int kBlocksPerSm = kBlocksPerSm_;
 };
-// H100, f32 sum (bench/results/reduce_scan.md, run of 2026-11-23): 256 x 8 x 8 measured
-// 0.923 / 0.982 / 1.002 x CUB at 2^20 / 2^24 / 2^28; 256 x 8 x 4 0.922 / 0.979 / 0.994; the
-// former default 256 x 4 x 4 0.887 / 0.980 / 0.991 (both kept as bench rows).
+// f32 sum: 256 x 8 x 8 0.919 / 0.983 / 1.004 x CUB; 256 x 8 x 4 0.919 / 0.981 / 0.996,
+// 256 x 4 x 4 0.889 / 0.977 / 0.992, 512 x 4 x 2 0.899 / 0.967 / 0.993, 256 x 16 x 4 0.788 /
+// 0.930 / 0.999.
 using ReduceTuning = ReduceTuningT<256, 8, 8>;
 
 // Rows shorter than this many 16-byte vectors are reduced one warp per row.
@@ -40,7 +41,9 @@ struct ColumnReduceTuningT {
   static constexpr int kThreads = kStripVectors_ * kRowThreads_;
   static constexpr int kUnrollRows = kUnrollRows_;
 };
-// H100, 256 x 8192 u8 histogram: 4 x 64 (64-byte row segments, 128 blocks, 4 rows a thread).
+// 256 x 8192 u8 histogram: 4 x 64 (64-byte row segments, 128 blocks, 4 rows a thread): 0.68x /
+// 0.80x the speed of copying its bytes (one / 64 histograms; histogram projections take
+// ColumnSumsPackedKernel, projection.cu: 0.99x / 1.25x).
 using ColumnReduceTallTuning = ColumnReduceTuningT<4, 64, 4>;
 // Few rows (< 64): wide strips so that threads are not idle.
 using ColumnReduceWideTuning = ColumnReduceTuningT<32, 8, 4>;
@@ -79,17 +82,15 @@ struct ScanTuningT {
 // Per input type: 16 bytes in per load; items per thread chosen so that a thread holds
 // 16..24 values. Candidates measured next to these in bench/reduce_scan.cu: the chained
 // protocol at several f32 shapes; for u8 histogram CDFs the chained protocol and a block per
-// row (MakeScanPlan(..., allow_warp_rows = false) with 128 x 64 or 256 x 32). H100 f32: 128 x 24 (CUB's sm90 f32 shape), reduce first, 8 blocks per SM:
-// the fastest of nine measured shapes (bench/results/reduce_scan.md, run 2: 0.81 x CUB).
-// Run of 2026-11-23: the chained protocol at 128 x 32, min 6, reduce first measured 0.888 /
-// 0.910 / 0.894 x CUB at 2^20 / 2^24 / 2^28 (the grouped 128 x 24 default before it: 0.780 /
-// 0.800 / 0.811). u8 (histogram CDFs): chained 128 x 32, reduce first: a 256 x 8192 CDF along
-// rows in 7.8 us (grouped 128 x 16: 9.5 us).
+// row (MakeScanPlan(..., allow_warp_rows = false) with 128 x 64 or 256 x 32).
+// Any other type: grouped 128 x 24 (CUB's sm90 f32 shape), min 8, reduce first (as f32:
+// 1.037 / 0.830 / 0.807 x CUB).
 template <typename T> struct ScanTuningFor { using type = ScanTuningT<128, 24, 8, true>; };
-// Session 4 (2026-11-23, same bench, with the PDL workspace clear): chained 512 x 32, min 2,
-// reduce first, streaming (.cs) loads and stores: 1.138 / 1.009 / 1.054 x CUB at 2^20 / 2^24 /
-// 2^28; 256 x 64 min 1 streaming 1.042 / 1.005 / 1.026; 256 x 32 min 3 streaming 1.152 /
-// 0.923 / 0.937; the former 128 x 32, min 6 without streaming 0.988 / 0.914 / 0.903.
+// f32: chained 512 x 32, min 2, reduce first, streaming (.cs) loads and stores: 1.171 / 1.019 /
+// 1.049 x CUB; 256 x 64 min 1 streaming 1.043 / 0.977 / 1.017, 256 x 32 min 3 streaming 1.156
+// / 0.904 / 0.928, 128 x 32 min 6 without streaming 0.990 / 0.903 / 0.895.
+// u8 (histogram CDFs): chained 128 x 32, reduce first: a 256 x 8192 CDF along rows 7.11 us
+// (chained 128 x 16: 8.49; a block per row, 128 x 64: 7.06).
 template <> struct ScanTuningFor<float> { using type = ScanTuningT<512, 32, 2, true, true, true, 16, true>; };
 template <> struct ScanTuningFor<uint8_t> { using type = ScanTuningT<128, 32, 1, true, true>; };
 template <> struct ScanTuningFor<int32_t> { using type = ScanTuningT<128, 16>; };

@@ -31,7 +31,8 @@
 //
 // Requirements (can_implement): input 16-byte aligned, cols a multiple of 16 (every row
 // 16-byte aligned), rows < 2^24 (u32 per-thread partials), output 8-byte aligned.
-// Lifecycle (STYLE item 4): can_implement -> get_workspace_size (always 0) -> run(stream).
+// Lifecycle (docs/development.md, "Style" 4): can_implement -> get_workspace_size (always 0) ->
+// run(stream).
 //
 // Thread safety: stateless; concurrent calls on different streams are safe.
 #pragma once

@@ -16,7 +16,7 @@
 //   - Any size (64-bit offsets; more than 2^31 elements is fine). The input only needs the
 //     natural alignment of its element type; 16-byte vectors are used where possible.
 //
-// Lifecycle (STYLE item 4), all on the caller's stream, nothing synchronous:
+// Lifecycle (docs/development.md, "Style" 4), all on the caller's stream, nothing synchronous:
 //   DeviceReduce::can_implement(args)           -> OK, or INVALID_ARGUMENT saying why
 //   DeviceReduce::get_workspace_size(args)      -> device bytes of scratch (may be 0)
 //   DeviceReduce::run(args, workspace, bytes, stream)

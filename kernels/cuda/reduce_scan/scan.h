@@ -19,8 +19,9 @@
 //   - Any size (64-bit offsets), any natural-aligned input and output pointers; 16-byte
 //     loads and stores wherever the alignment allows.
 //
-// Lifecycle (STYLE item 4): can_implement -> get_workspace_size -> run(stream). For the
-// single-pass scan, run() launches a small kernel that clears the workspace (the look-back's
+// Lifecycle (docs/development.md, "Style" 4): can_implement -> get_workspace_size ->
+// run(stream). For the single-pass scan, run() launches a small kernel that clears the
+// workspace (the look-back's
 // tile states) and then the scan kernel, both with programmatic dependent launch (sm_90: each
 // waits on the device for the kernel before it, so their launches overlap earlier work; no
 // memset node). Other shapes take one kernel (three for a tall column scan). Every launch is

@@ -94,7 +94,7 @@ __device__ __forceinline__ BucketSliceMap SliceMapOf(const HistogramWork& w, boo
 // Bin(slice, 16t), a multiple of 16 inside one granule (the histogram is aligned), cut at
 // the histogram's end: every chunk but the histogram's last (when its bins are not a
 // multiple of 16) is owned by its slice alone. Four words serve either placement: holding a
-// RangeChunks and the map instead made 8 and 16 messages 1-2% slower (H100, session 15).
+// RangeChunks and the map instead makes 8 and 16 messages 1-2% slower (H100).
 struct SliceChunks {
   uint4* base;
   uint32_t chunks;

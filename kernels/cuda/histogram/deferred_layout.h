@@ -34,11 +34,11 @@ namespace histd::cuda::histogram {
 // Whether misses are deferred: the histogram has at most kDeferMaxRanges ranges, and
 // enough misses (over the whole work item) that folding each range on chip and merging it
 // once costs less than one exact global update per miss: at least one miss per 32 bins.
-// H100 (bench rows "default deferring at >= 1 miss per N bins", 2026-11-24), N = 16 / 32 /
-// 64: Roulo (~1 miss per 19 bins) 8.75 / 7.99 / 7.94 us per histogram, service batches 927
-// / 919 / 921 us per launch; uniform, single bin and one-message launches unchanged. At
-// N = 256 service batches took 1,075-1,220 us against 961 (an earlier build), so 32 keeps
-// a margin from that cliff.
+// H100 (bench rows "default deferring at >= 1 miss per N bins", 2026-11-25), N = 16 / 32 /
+// 64 / 256: Roulo (~1 miss per 19 bins) 9.00 / 3.99 / 3.97 / 3.99 us per histogram, service
+// batches 787 / 788 / 792 / 789 us per launch; uniform and single bin unchanged. 32 keeps a
+// margin from the density at which deferring the service shape's sparse misses has cost it
+// up to 1,220 against 961 us a launch (N = 256).
 // A tile decides from its window probe's estimate; the planner reserves space wherever
 // the item's sample count could reach the threshold.
 // bins_per_miss: the threshold, kDeferMinMissesPerBinInverse unless a caller overrides it
@@ -84,7 +84,7 @@ struct DeferredArea {
 
   // kPendingSlots: the plan tiles still to finish per PendingSlot (the planner sets them, the
   // hot-window kernel counts them down, the second kernel waits for 0). Derived, not a field:
-  // a larger DeferredArea made the second kernel's parameters spill (H100 ptxas, session 22).
+  // a larger DeferredArea makes the second kernel's parameters spill (ptxas, sm_90).
   HISTD_HD uint32_t* pending() const { return PendingAfter(any_record); }
   // kPendingSlots more: the launch's work items with tiles per PendingSlot (the planner
   // counts them). A unit whose slot counts one item is the only writer of its range once

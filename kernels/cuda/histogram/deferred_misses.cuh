@@ -524,8 +524,8 @@ struct UnitTally {
 // update every other writer of those bytes uses; chunks whose lanes are all zero are
 // skipped; every lane is zeroed by the thread that merged it, and the lock is released
 // after a final barrier, after which the lanes are clear for the block's next unit.
-// kInFlight: chunks per thread whose loads are in flight together (H100, Roulo: 2 beat 4,
-// session 19). Ranges on whole chunks take MergeWholeRangeUnlessCarried instead.
+// kInFlight: chunks per thread whose loads are in flight together (H100, Roulo: 2 beat 4).
+// Ranges on whole chunks take MergeWholeRangeUnlessCarried instead.
 template <int kThreads, int kInFlight = 2>
 __device__ bool MergeByteLanesUnlessCarried(const RangeChunks& range, uint32_t cap, uint8_t* lanes, uint32_t* lock,
                                             UnitTally* tally) {

@@ -91,7 +91,7 @@ enum class TransposePath {
   kBytes16x4OneTile,               // bytes16x4 128x128, one tile per block, 32 registers: 8 blocks/SM
   kBytes16x4OneTileGrouped,        // the same in grouped order (16 tile rows)
   kBytes16x4TallOneTile,           // bytes16x4 256x128, one tile per block, 32 registers: 4 blocks/SM
-  // Candidates of session 4 (2026-11-23):
+  // Candidates (bench/results/transpose.md):
   kBytes16x4TallStreaming,         // bytes16x4 256x128 with .cs loads and stores
   kBytes16x4TallStreamingGrouped,  // the same in grouped order (8 tile rows = 2048 input rows)
   kBytes16x4StreamingGrouped,      // bytes16x4 128x128 .cs in grouped order (16 tile rows)

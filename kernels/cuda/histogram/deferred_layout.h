@@ -35,7 +35,7 @@ namespace histd::cuda::histogram {
 // enough misses (over the whole work item) that folding each range on chip and merging it
 // once costs less than one exact global update per miss: at least one miss per 32 bins.
 // H100 (bench rows "default deferring at >= 1 miss per N bins", 2026-11-25), N = 16 / 32 /
-// 64 / 256: Roulo (~1 miss per 19 bins) 9.00 / 3.99 / 3.97 / 3.99 us per histogram, service
+// 64 / 256: Roulo (~1 miss per 19 bins) 9.00 / 3.98 / 3.97 / 3.99 us per histogram, service
 // batches 787 / 788 / 792 / 789 us per launch; uniform and single bin unchanged. 32 keeps a
 // margin from the density at which deferring the service shape's sparse misses has cost it
 // up to 1,220 against 961 us a launch (N = 256).

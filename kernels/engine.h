@@ -119,14 +119,23 @@ class Engine {
   virtual absl::StatusOr<std::unique_ptr<HistogramStorage>> CreateHistogram(
       const HistogramShape& shape) = 0;
   virtual absl::Status Reset(HistogramStorage& histogram) = 0;
+  // Writes every bin (rows * cols bytes, row-major u8) to host memory `out`, then zeroes the
+  // storage (bytes_used() bytes, padding included), as one step ordered against Apply
+  // exactly as Reset is: the samples of an Apply that returned before this call are in
+  // `out` and not in the zeroed bins, those of an Apply called after it returned are not in
+  // `out`, and a concurrent Apply lands wholly on one side. On an error, `out` and the bins
+  // are unspecified.
+  virtual absl::Status ReadAndReset(HistogramStorage& histogram, void* out) = 0;
   // target = min(target.cap, target + source), bin by bin. Shapes (rows, cols) must match:
-  // INVALID_ARGUMENT otherwise. source == target is allowed (doubles, saturating).
+  // INVALID_ARGUMENT otherwise. Engines accept source == target (doubling, saturating); the
+  // server refuses it (HistogramStore::Merge, INVALID_ARGUMENT).
   virtual absl::Status Merge(const HistogramStorage& source, HistogramStorage& target) = 0;
   // target = min(target.cap, target + bins), bin by bin, from host memory holding
   // target.shape().bins() bytes: merging across devices, restoring a snapshot.
   virtual absl::Status MergeFromHost(const uint8_t* bins, HistogramStorage& target) = 0;
   virtual absl::StatusOr<HistogramSummary> Summarize(const HistogramStorage& histogram) = 0;
-  // Writes the region (see ReadSpec) to out, which holds at least ReadBinsBytes(spec).
+  // Writes the region (see ReadSpec) to out, which holds at least ReadBinsBytes(spec). An
+  // empty region (no rows or no columns) writes nothing and leaves out untouched.
   virtual absl::Status ReadBins(const HistogramStorage& histogram, const ReadSpec& spec,
                                 void* out) = 0;
 

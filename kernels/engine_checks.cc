@@ -23,10 +23,11 @@ bool MulFits(uint64_t a, uint64_t b, uint64_t* product) {
 
 bool KnownDType(DType dtype) { return DTypeSize(dtype) != 0; }
 
+// begin == end is an empty range (numpy's a[c:c]): a read of it gives an empty array.
 absl::Status CheckRange(const char* what, uint32_t begin, uint32_t end, uint32_t size) {
-  if (begin >= end) {
+  if (begin > end) {
     return absl::InvalidArgumentError(
-        absl::StrFormat("region %s [%u, %u) are empty", what, begin, end));
+        absl::StrFormat("region %s [%u, %u) end before they begin", what, begin, end));
   }
   if (end > size) {
     return absl::InvalidArgumentError(absl::StrFormat(

@@ -105,6 +105,10 @@ class MultiEngine final : public Engine {
     const auto& m = Unwrap(h);
     return members_[m.member()]->Reset(m.inner());
   }
+  absl::Status ReadAndReset(HistogramStorage& h, void* out) override {
+    const auto& m = Unwrap(h);
+    return members_[m.member()]->ReadAndReset(m.inner(), out);
+  }
   absl::Status Merge(const HistogramStorage& source, HistogramStorage& target) override {
     const auto& s = Unwrap(source);
     const auto& t = Unwrap(target);

@@ -97,6 +97,16 @@ absl::Status CpuEngine::Reset(HistogramStorage& histogram) {
   return absl::OkStatus();
 }
 
+absl::Status CpuEngine::ReadAndReset(HistogramStorage& histogram, void* out) {
+  absl::StatusOr<const CpuHistogram*> h = AsCpu(&histogram, "read and reset");
+  if (!h.ok()) return h.status();
+  if (out == nullptr) return absl::InvalidArgumentError("read and reset: no output buffer");
+  HistogramLocks lock({*h}, Mode::kExclusive);  // as Reset: no Apply half done on either side
+  // No padding on the CPU engine: bytes_used() == shape().bins(), all of them copied.
+  CpuReadAndReset((*h)->bins(), (*h)->shape().bins(), out, pool_);
+  return absl::OkStatus();
+}
+
 absl::Status CpuEngine::Merge(const HistogramStorage& source, HistogramStorage& target) {
   absl::StatusOr<const CpuHistogram*> s = AsCpu(&source, "merge source");
   if (!s.ok()) return s.status();
@@ -130,6 +140,7 @@ absl::Status CpuEngine::ReadBins(const HistogramStorage& histogram, const ReadSp
   absl::StatusOr<const CpuHistogram*> h = AsCpu(&histogram, "read bins");
   if (!h.ok()) return h.status();
   if (absl::Status s = CheckReadSpec(histogram.shape(), spec); !s.ok()) return s;
+  if (spec.region.rows() == 0 || spec.region.cols() == 0) return absl::OkStatus();  // empty
   if (out == nullptr) return absl::InvalidArgumentError("read bins: no output buffer");
   HistogramLocks lock({*h}, Mode::kExclusive);
   CpuReadBins((*h)->bins(), (*h)->shape(), spec, out, pool_);

@@ -7,8 +7,8 @@
 //
 // Thread safety: every method may be called from any thread concurrently. Each histogram
 // has its own mutex (kernels/cpu/cpu_histogram.h): Apply holds it shared and updates bins
-// with atomics, so appliers run together; reads, Merge and Reset hold it exclusive. A read
-// therefore sees every Apply whose `done` ran before it, and none half done.
+// with atomics, so appliers run together; reads, Merge, Reset and ReadAndReset hold it
+// exclusive. A read therefore sees every Apply whose `done` ran before it, and none half done.
 #pragma once
 
 #include <memory>
@@ -37,6 +37,7 @@ class CpuEngine final : public Engine {
   absl::StatusOr<std::unique_ptr<HistogramStorage>> CreateHistogram(
       const HistogramShape& shape) override;
   absl::Status Reset(HistogramStorage& histogram) override;
+  absl::Status ReadAndReset(HistogramStorage& histogram, void* out) override;
   absl::Status Merge(const HistogramStorage& source, HistogramStorage& target) override;
   absl::Status MergeFromHost(const uint8_t* bins, HistogramStorage& target) override;
   absl::StatusOr<HistogramSummary> Summarize(const HistogramStorage& histogram) override;

@@ -101,4 +101,12 @@ void CpuReset(uint8_t* bins, uint64_t n, ThreadPool& pool) {
                    [&](uint64_t b, uint64_t e) { std::memset(bins + b, 0, e - b); });
 }
 
+void CpuReadAndReset(uint8_t* bins, uint64_t n, void* out, ThreadPool& pool) {
+  auto* dst = static_cast<uint8_t*>(out);
+  pool.ParallelFor(n, kBinsPerTask * 16, [&](uint64_t b, uint64_t e) {
+    std::memcpy(dst + b, bins + b, e - b);
+    std::memset(bins + b, 0, e - b);
+  });
+}
+
 }  // namespace histd

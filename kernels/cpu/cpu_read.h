@@ -1,6 +1,7 @@
 // The CPU engine's whole-histogram operations on raw bins: ReadBins (region, rebin,
-// transpose), Summarize, Merge, Reset. The caller (CpuEngine) checks the arguments and holds
-// the histograms' locks exclusive; these functions only loop, spread over the pool.
+// transpose), Summarize, Merge, Reset, ReadAndReset. The caller (CpuEngine) checks the
+// arguments and holds the histograms' locks exclusive; these functions only loop, spread
+// over the pool.
 #pragma once
 
 #include <cstdint>
@@ -26,5 +27,8 @@ void CpuMerge(const uint8_t* source, uint8_t* target, uint64_t n, uint8_t cap,
 
 // Zeroes n bins.
 void CpuReset(uint8_t* bins, uint64_t n, ThreadPool& pool);
+
+// Copies n bins to out, then zeroes them (each task copies its range before zeroing it).
+void CpuReadAndReset(uint8_t* bins, uint64_t n, void* out, ThreadPool& pool);
 
 }  // namespace histd

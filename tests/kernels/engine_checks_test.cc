@@ -101,9 +101,24 @@ TEST(CheckReadSpecTest, RejectsRegionsOutsideTheHistogram) {
                 "region rows [3, 300) exceed the histogram's 256 rows");
   ExpectInvalid(CheckReadSpec(shape, Spec(0, 10, 8000, 8193)),
                 "region cols [8000, 8193) exceed the histogram's 8192 cols");
-  ExpectInvalid(CheckReadSpec(shape, Spec(5, 5, 0, 10)), "region rows [5, 5) are empty");
-  ExpectInvalid(CheckReadSpec(shape, Spec(6, 5, 0, 10)), "region rows [6, 5) are empty");
-  ExpectInvalid(CheckReadSpec(shape, Spec(0, 5, 9, 9)), "region cols [9, 9) are empty");
+  ExpectInvalid(CheckReadSpec(shape, Spec(6, 5, 0, 10)),
+                "region rows [6, 5) end before they begin");
+  ExpectInvalid(CheckReadSpec(shape, Spec(0, 5, 9, 8)),
+                "region cols [9, 8) end before they begin");
+  ExpectInvalid(CheckReadSpec(shape, Spec(257, 257, 0, 10)),
+                "region rows [257, 257) exceed the histogram's 256 rows");
+}
+
+// Regression (issue 31, 7): an empty region is an empty read, as numpy's a[5:5] is.
+TEST(CheckReadSpecTest, AcceptsEmptyRegions) {
+  const HistogramShape shape{256, 8192, 255};
+  for (const ReadSpec& spec : {Spec(5, 5, 0, 10), Spec(0, 5, 9, 9), Spec(0, 0, 0, 0),
+                               Spec(256, 256, 8192, 8192), Spec(3, 3, 0, 8192, 4, 4, true)}) {
+    EXPECT_TRUE(CheckReadSpec(shape, spec).ok());
+    EXPECT_EQ(ReadBinsBytes(spec), 0u);
+  }
+  EXPECT_EQ(ReadBinsCols(Spec(5, 5, 0, 10)), 10u);  // 0 x 10
+  EXPECT_EQ(ReadBinsRows(Spec(5, 5, 0, 10)), 0u);
 }
 
 TEST(CheckReadSpecTest, RejectsZeroFactors) {

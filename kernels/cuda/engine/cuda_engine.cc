@@ -71,6 +71,23 @@ class CudaEngine final : public Engine {
     return cuda::ToStatus(cudaStreamSynchronize(Stream()), "reset");
   }
 
+  // The copy and the memset are one piece of exclusive work on one stream: no batch's
+  // kernel runs between them (CudaIngestPipeline::OrderExclusive).
+  absl::Status ReadAndReset(HistogramStorage& histogram, void* out) override {
+    if (out == nullptr) return absl::InvalidArgumentError("read and reset: no output buffer");
+    HISTD_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));
+    HISTD_RETURN_IF_ERROR(pipeline_->OrderExclusive(Stream(), [&]() -> absl::Status {
+      HISTD_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(out, DeviceBins(histogram),
+                                                 histogram.shape().bins(),
+                                                 cudaMemcpyDeviceToHost, Stream()));
+      // The whole allocation, padding included (zero already: cuda_histogram.h).
+      HISTD_CUDA_RETURN_IF_ERROR(
+          cudaMemsetAsync(DeviceBins(histogram), 0, histogram.bytes_used(), Stream()));
+      return absl::OkStatus();
+    }));
+    return cuda::ToStatus(cudaStreamSynchronize(Stream()), "read and reset");
+  }
+
   absl::Status Merge(const HistogramStorage& source, HistogramStorage& target) override {
     const HistogramShape& t = target.shape();
     HISTD_RETURN_IF_ERROR(CheckMerge(source.shape(), t));
@@ -112,6 +129,7 @@ class CudaEngine final : public Engine {
   absl::Status ReadBins(const HistogramStorage& histogram, const ReadSpec& spec,
                         void* out) override {
     HISTD_RETURN_IF_ERROR(CheckReadSpec(histogram.shape(), spec));
+    if (spec.region.rows() == 0 || spec.region.cols() == 0) return absl::OkStatus();  // empty
     HISTD_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));
     const uint32_t cols = histogram.shape().cols;
     const uint8_t* bins = DeviceBins(histogram);

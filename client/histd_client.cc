@@ -144,6 +144,63 @@ absl::StatusOr<QueryResult> Client::Query(const histd::v1::QueryRequest& request
   return result;
 }
 
+absl::StatusOr<ReadAndResetResult> Client::ReadAndResetHistogram(
+    const histd::v1::ReadAndResetHistogramRequest& request) {
+  std::unique_ptr<grpc::ClientContext> context = NewContext();
+  std::unique_ptr<grpc::ClientReader<histd::v1::ReadAndResetChunk>> reader =
+      histograms_->ReadAndResetHistogram(context.get(), request);
+  ReadAndResetResult result;
+  histd::v1::ReadAndResetChunk chunk;
+  bool have_header = false;
+  uint64_t total_bytes = 0;
+  absl::Status problem;
+  while (reader->Read(&chunk)) {
+    if (!problem.ok()) continue;  // drain to the end, then report
+    if (!have_header) {
+      have_header = true;
+      result.info = chunk.info();
+      total_bytes = chunk.total_bytes();
+      const uint64_t bins = uint64_t{result.info.spec().rows()} * result.info.spec().cols();
+      if (bins != total_bytes) {
+        problem = absl::InternalError(absl::StrCat(
+            "read-and-reset header: ", result.info.spec().rows(), " x ",
+            result.info.spec().cols(), " bins but total_bytes is ", total_bytes));
+        context->TryCancel();
+        continue;
+      }
+      result.bins.reserve(total_bytes);
+    }
+    if (chunk.offset() != result.bins.size()) {
+      problem = absl::InternalError(absl::StrCat("read-and-reset chunk at offset ", chunk.offset(),
+                                                 ", expected ", result.bins.size()));
+    } else if (chunk.data().size() > total_bytes - result.bins.size()) {
+      problem = absl::InternalError(absl::StrCat(
+          "read-and-reset chunk of ", chunk.data().size(), " bytes at offset ", chunk.offset(),
+          " runs past total_bytes ", total_bytes));
+    }
+    if (!problem.ok()) {
+      context->TryCancel();
+      continue;
+    }
+    result.bins.append(chunk.data());
+  }
+  grpc::Status status = reader->Finish();
+  if (problem.ok() && !status.ok()) problem = FromGrpcStatus(status);
+  if (problem.ok() && !have_header) problem = absl::InternalError("read-and-reset stream ended without a chunk");
+  if (problem.ok() && result.bins.size() != total_bytes) {
+    problem = absl::InternalError(absl::StrCat("read-and-reset stream ended after ",
+                                               result.bins.size(), " of ", total_bytes, " bytes"));
+  }
+  if (!problem.ok() && have_header) {
+    return absl::Status(problem.code(),
+                        absl::StrCat(problem.message(),
+                                     " (the histogram was already read and reset on the server: "
+                                     "this cycle's bins are lost)"));
+  }
+  if (!problem.ok()) return problem;
+  return result;
+}
+
 absl::StatusOr<ServingStatus> Client::CheckHealth(const std::string& service) {
   // grpc.health.v1 messages by hand (no generated code for them is installed):
   //   HealthCheckRequest  { string service = 1; }

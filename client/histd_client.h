@@ -3,7 +3,7 @@
 // Contract: one method per unary RPC, each returning the server's response or its error as
 // an absl::Status with the same code and message (see grpc_status.h). Query() reassembles
 // the chunked QueryChunk stream into one QueryResult and checks that the chunks are
-// contiguous and add up to total_bytes. Nothing is retried: an error is returned as is.
+// contiguous and add up to total_bytes; ReadAndResetHistogram() does the same for its chunks. Nothing is retried: an error is returned as is.
 // Streaming ingest lives in ingest_stream.h (OpenIngestStream below).
 //
 // Thread safety: a Client is safe to use from many threads at once (each call has its own
@@ -45,6 +45,14 @@ struct QueryResult {
   std::string bytes;
 };
 
+// One monitoring cycle from ReadAndResetHistogram: the cycle's HistogramInfo (spec, the
+// counters of exactly the samples in `bins`, and the sums of `bins`) and rows * cols bins,
+// one byte each, row-major.
+struct ReadAndResetResult {
+  histd::v1::HistogramInfo info;
+  std::string bins;
+};
+
 // grpc.health.v1 serving status (numbers as in health.proto).
 enum class ServingStatus { kUnknown = 0, kServing = 1, kNotServing = 2, kServiceUnknown = 3 };
 const char* ServingStatusName(ServingStatus status);
@@ -70,6 +78,12 @@ class Client {
       const histd::v1::GetServerStatsRequest& request = {});
   absl::StatusOr<histd::v1::WriteSnapshotResponse> WriteSnapshot(
       const histd::v1::WriteSnapshotRequest& request = {});
+  // Reads every bin and counter of a histogram and zeroes them, atomically with respect to
+  // ingest (see ReadAndResetHistogram in histograms.proto), reassembling the chunks. A
+  // stream that fails after its first chunk returns the error with a note that the cycle
+  // was reset on the server (its bins cannot be asked for again).
+  absl::StatusOr<ReadAndResetResult> ReadAndResetHistogram(
+      const histd::v1::ReadAndResetHistogramRequest& request);
 
   // Query service.
   absl::StatusOr<QueryResult> Query(const histd::v1::QueryRequest& request);

@@ -1,5 +1,6 @@
 #include "server/histogram_store.h"
 
+#include <algorithm>
 #include <cmath>
 #include <utility>
 
@@ -36,37 +37,97 @@ HistogramEntry::HistogramEntry(HistogramSpec spec, std::unique_ptr<HistogramStor
 
 IngestCounters HistogramEntry::counters() const {
   absl::MutexLock lock(&mu_);
-  return counters_;
+  return counters_[cycle_ & 1];
 }
+
+namespace {
+
+// Adds one part's (or message's) outcome: `samples` samples of which result.binned are in bins.
+void Count(IngestCounters& c, uint64_t messages, uint64_t samples, const IngestItemResult& result) {
+  c.messages_applied += messages;
+  c.samples_applied += result.binned;
+  c.samples_outside += samples - result.binned;
+  c.x_underflow += result.x_underflow;
+  c.x_overflow += result.x_overflow;
+  c.y_underflow += result.y_underflow;
+  c.y_overflow += result.y_overflow;
+  c.x_nan += result.x_nan;
+  c.y_nan += result.y_nan;
+}
+
+}  // namespace
 
 void HistogramEntry::RecordApplied(uint64_t messages, uint64_t samples,
                                    const IngestItemResult& result) {
   absl::MutexLock lock(&mu_);
-  counters_.messages_applied += messages;
-  counters_.samples_applied += result.binned;
-  counters_.samples_outside += samples - result.binned;
-  counters_.x_underflow += result.x_underflow;
-  counters_.x_overflow += result.x_overflow;
-  counters_.y_underflow += result.y_underflow;
-  counters_.y_overflow += result.y_overflow;
-  counters_.x_nan += result.x_nan;
-  counters_.y_nan += result.y_nan;
+  Count(Open(), messages, samples, result);
 }
 
 void HistogramEntry::RecordRejected(uint64_t samples) {
   absl::MutexLock lock(&mu_);
-  counters_.messages_rejected += 1;
-  counters_.samples_rejected += samples;
-}
-
-void HistogramEntry::ResetCounters() {
-  absl::MutexLock lock(&mu_);
-  counters_ = IngestCounters{};
+  Open().messages_rejected += 1;
+  Open().samples_rejected += samples;
 }
 
 void HistogramEntry::RestoreCounters(const IngestCounters& counters) {
   absl::MutexLock lock(&mu_);
-  counters_ = counters;
+  Open() = counters;
+}
+
+uint64_t HistogramEntry::BeginApply() {
+  absl::MutexLock lock(&mu_);
+  pending_[cycle_ & 1] += 1;
+  return cycle_;
+}
+
+void HistogramEntry::EndApply(uint64_t cycle, uint64_t samples, const IngestItemResult* result,
+                              uint64_t messages) {
+  absl::MutexLock lock(&mu_);
+  // `cycle` is the open one or the one being closed (reset_mu_ keeps at most two live, and
+  // the closing one ends only after this call).
+  if (result != nullptr) Count(counters_[cycle & 1], messages, samples, *result);
+  pending_[cycle & 1] -= 1;
+}
+
+absl::StatusOr<IngestCounters> HistogramEntry::EndCycle(Engine& engine, void* out) {
+  absl::MutexLock serial(&reset_mu_);
+  uint64_t closing;
+  {
+    // No batch with parts of this histogram is being handed to the engine: every part begun
+    // so far has its bins in `out`, every part begun later lands in the zeroed bins.
+    absl::MutexLock order(&order_mu_);
+    const absl::Status s =
+        out != nullptr ? engine.ReadAndReset(*storage_, out) : engine.Reset(*storage_);
+    if (!s.ok()) return s;
+    absl::MutexLock lock(&mu_);
+    closing = cycle_++;
+  }
+  absl::MutexLock lock(&mu_);
+  // The parts of the closing cycle still in flight are done soon: their batches are already
+  // with the engine (nothing here waits for a lock their completion needs).
+  const uint64_t* pending = &pending_[closing & 1];
+  mu_.Await(absl::Condition(
+      +[](const uint64_t* p) { return *p == 0; }, pending));
+  IngestCounters counters = counters_[closing & 1];
+  counters_[closing & 1] = IngestCounters{};  // the slot of the cycle after the open one
+  return counters;
+}
+
+absl::StatusOr<IngestCounters> HistogramEntry::ReadAndReset(Engine& engine, void* out) {
+  if (out == nullptr) return absl::InvalidArgumentError("read and reset: no output buffer");
+  return EndCycle(engine, out);
+}
+
+absl::Status HistogramEntry::Reset(Engine& engine) { return EndCycle(engine, nullptr).status(); }
+
+ApplyOrderLock::ApplyOrderLock(std::vector<HistogramEntry*> entries) : locked_(std::move(entries)) {
+  std::sort(locked_.begin(), locked_.end());
+  locked_.erase(std::unique(locked_.begin(), locked_.end()), locked_.end());
+  for (HistogramEntry* e : locked_) e->order_mu_.Lock();
+}
+
+ApplyOrderLock::~ApplyOrderLock() {
+  for (auto it = locked_.rbegin(); it != locked_.rend(); ++it) (*it)->order_mu_.Unlock();
 }
 
 HistogramStore::HistogramStore(Engine& engine, uint32_t max_histograms,
@@ -173,6 +234,29 @@ absl::StatusOr<std::shared_ptr<HistogramEntry>> HistogramStore::Find(absl::strin
     return absl::NotFoundError(absl::StrFormat("histogram '%s' not found", name));
   }
   return it->second;
+}
+
+absl::StatusOr<std::shared_ptr<HistogramEntry>> HistogramStore::Merge(absl::string_view source,
+                                                                      absl::string_view target) {
+  if (absl::Status s = ValidateName(source); !s.ok()) return s;
+  if (absl::Status s = ValidateName(target); !s.ok()) return s;
+  if (source == target) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "cannot merge '%s' into itself; merge it into another histogram", source));
+  }
+  absl::StatusOr<std::shared_ptr<HistogramEntry>> s = Find(source);
+  if (!s.ok()) return s.status();
+  absl::StatusOr<std::shared_ptr<HistogramEntry>> t = Find(target);
+  if (!t.ok()) return t.status();
+  const HistogramShape& ss = (*s)->spec().shape;
+  const HistogramShape& ts = (*t)->spec().shape;
+  if (ss.rows != ts.rows || ss.cols != ts.cols) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "cannot merge '%s' (%d x %d) into '%s' (%d x %d): shapes differ", source, ss.rows,
+        ss.cols, target, ts.rows, ts.cols));
+  }
+  if (absl::Status st = engine_.Merge((*s)->storage(), (*t)->storage()); !st.ok()) return st;
+  return *std::move(t);
 }
 
 std::vector<std::shared_ptr<HistogramEntry>> HistogramStore::List() const {

@@ -6,6 +6,7 @@
 #include "absl/time/clock.h"
 #include "server/log.h"
 #include "server/proto_convert.h"
+#include "server/read_reset_stream.h"
 #include "server/unary_reactor.h"
 
 namespace histd::server {
@@ -81,8 +82,8 @@ grpc::ServerUnaryReactor* HistogramsService::ResetHistogram(
   return RunOnWorkers(context, *ctx_.workers, [this, request, response]() -> absl::Status {
     absl::StatusOr<std::shared_ptr<HistogramEntry>> entry = ctx_.store->Find(request->name());
     if (!entry.ok()) return entry.status();
-    if (absl::Status s = ctx_.engine->Reset((*entry)->storage()); !s.ok()) return s;
-    (*entry)->ResetCounters();
+    // Bins and counters together, as one cycle's end (HistogramEntry, "Cycles").
+    if (absl::Status s = (*entry)->Reset(*ctx_.engine); !s.ok()) return s;
     LogInfo("histogram '%s' reset", request->name());
     return FillInfo(*ctx_.engine, **entry, response);
   });
@@ -92,21 +93,9 @@ grpc::ServerUnaryReactor* HistogramsService::MergeHistogram(
     grpc::CallbackServerContext* context, const v1::MergeHistogramRequest* request,
     v1::HistogramInfo* response) {
   return RunOnWorkers(context, *ctx_.workers, [this, request, response]() -> absl::Status {
-    absl::StatusOr<std::shared_ptr<HistogramEntry>> source = ctx_.store->Find(request->source());
-    if (!source.ok()) return source.status();
-    absl::StatusOr<std::shared_ptr<HistogramEntry>> target = ctx_.store->Find(request->target());
+    absl::StatusOr<std::shared_ptr<HistogramEntry>> target =
+        ctx_.store->Merge(request->source(), request->target());
     if (!target.ok()) return target.status();
-    const HistogramShape& s = (*source)->spec().shape;
-    const HistogramShape& t = (*target)->spec().shape;
-    if (s.rows != t.rows || s.cols != t.cols) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "cannot merge '%s' (%d x %d) into '%s' (%d x %d): shapes differ", request->source(),
-          s.rows, s.cols, request->target(), t.rows, t.cols));
-    }
-    if (absl::Status st = ctx_.engine->Merge((*source)->storage(), (*target)->storage());
-        !st.ok()) {
-      return st;
-    }
     return FillInfo(*ctx_.engine, **target, response);
   });
 }
@@ -117,6 +106,13 @@ grpc::ServerUnaryReactor* HistogramsService::WriteSnapshot(
   return RunOnWorkers(context, *ctx_.workers, [this, response]() -> absl::Status {
     return ctx_.write_snapshot(response);
   });
+}
+
+grpc::ServerWriteReactor<v1::ReadAndResetChunk>* HistogramsService::ReadAndResetHistogram(
+    grpc::CallbackServerContext* context, const v1::ReadAndResetHistogramRequest* request) {
+  absl::StatusOr<ConcurrencyLimit::Permit> permit = ctx_.queries.TryAcquire();
+  if (!permit.ok()) return RefusedReadAndResetStream(permit.status());
+  return StartReadAndResetStream(ctx_, context, *request, *std::move(permit));
 }
 
 grpc::ServerUnaryReactor* HistogramsService::GetServerStats(

@@ -1,4 +1,5 @@
-// histd.v1.Histograms: lifecycle (create, delete, list, info, reset, merge) and server stats.
+// histd.v1.Histograms: lifecycle (create, delete, list, info, reset, merge, read-and-reset)
+// and server stats.
 // A thin adapter: the store and the engine do the work; engine calls run on the worker pool.
 // Thread safety: gRPC calls the methods concurrently; all state lives in ServiceContext.
 #pragma once
@@ -36,6 +37,9 @@ class HistogramsService final : public v1::Histograms::CallbackService {
   grpc::ServerUnaryReactor* WriteSnapshot(grpc::CallbackServerContext* context,
                                           const v1::WriteSnapshotRequest* request,
                                           v1::WriteSnapshotResponse* response) override;
+  grpc::ServerWriteReactor<v1::ReadAndResetChunk>* ReadAndResetHistogram(
+      grpc::CallbackServerContext* context,
+      const v1::ReadAndResetHistogramRequest* request) override;
 
  private:
   ServiceContext& ctx_;

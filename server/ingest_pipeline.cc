@@ -1,6 +1,7 @@
 #include "server/ingest_pipeline.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <utility>
 
@@ -15,6 +16,16 @@ namespace {
 constexpr size_t kAlignment = 8;  // every part starts 8-aligned: fits both sample kinds
 
 size_t AlignUp(size_t n) { return (n + kAlignment - 1) / kAlignment * kAlignment; }
+
+// Adds the NaN coordinates of `count` staged (x, y) float32 pairs to *nans.
+void CountNans(const uint8_t* pairs, size_t count, NanCounts* nans) {
+  for (size_t i = 0; i < count; ++i) {
+    float xy[2];
+    std::memcpy(xy, pairs + 8 * i, 8);
+    nans->x += std::isnan(xy[0]);
+    nans->y += std::isnan(xy[1]);
+  }
+}
 
 }  // namespace
 
@@ -40,6 +51,8 @@ struct IngestPipeline::Slot {
     std::shared_ptr<PendingMessage> message;
     size_t byte_offset = 0;
     size_t count = 0;
+    NanCounts nans;      // counted while staged; the engines count them as overflow
+    uint64_t cycle = 0;  // its histogram's read-and-reset cycle, set by Flush
   };
   std::unique_ptr<StagingBuffer> buffer;
   size_t used = 0;   // bytes reserved
@@ -141,7 +154,7 @@ void IngestPipeline::SubmitAccepted(const std::shared_ptr<PendingMessage>& m) {
   absl::Status status = CheckIngestMessage(entry.spec(), m->message.kind, bytes);
   if (status.ok() && bytes > options_.staging_buffer_bytes) {
     status = CopyValidatedPayload(entry.spec(), m->message.kind, m->message.samples, 0, m->count,
-                                  nullptr);
+                                  nullptr);  // NaNs are counted per part, as staged
     m->prevalidated = true;
   }
   bool staged = true;
@@ -228,13 +241,15 @@ bool IngestPipeline::StageOrPark(const std::shared_ptr<PendingMessage>& m, bool 
     uint8_t* dst = slot->buffer->data() + offset;
     const size_t from = m->staged_bytes;  // staged_bytes only changes below, by us
     absl::Status status;
+    NanCounts nans;
     const absl::Time copy_started = absl::Now();
     if (m->prevalidated) {
       payload.CopyTo(from, take, dst);
+      if (m->message.kind == SampleKind::kCoordXY) CountNans(dst, take / element, &nans);
     } else {
       status = CopyValidatedPayload(m->message.histogram->spec(), m->message.kind, payload,
                                     from / element, take / element, dst,
-                                    options_.staging_stores);
+                                    options_.staging_stores, &nans);
     }
     const double copy_seconds = absl::ToDoubleSeconds(absl::Now() - copy_started);
     {
@@ -242,7 +257,7 @@ bool IngestPipeline::StageOrPark(const std::shared_ptr<PendingMessage>& m, bool 
       stats_.stage_seconds += copy_seconds;
       slot->writers -= 1;
       if (status.ok()) {
-        slot->parts.push_back(Slot::Part{m, offset, take / element});
+        slot->parts.push_back(Slot::Part{m, offset, take / element, nans});
         m->parts_in_flight += 1;
         m->staged_bytes += take;
       }  // else: the reserved range stays unused; nothing of the message is in any part
@@ -357,10 +372,19 @@ void IngestPipeline::Flush(Slot* slot) {
     OnApplied(slot, started, absl::OkStatus(), {});
     return;
   }
-  engine_.Apply(*slot->buffer, std::move(items),
-                [this, slot, started](absl::Status status, std::vector<IngestItemResult> results) {
-                  OnApplied(slot, started, std::move(status), std::move(results));
-                });
+  {
+    // No read-and-reset of these histograms runs while the batch is handed over, so each
+    // part's bins land in the cycle BeginApply names (HistogramEntry, "Cycles").
+    std::vector<HistogramEntry*> entries;
+    entries.reserve(slot->parts.size());
+    for (const Slot::Part& part : slot->parts) entries.push_back(part.message->message.histogram.get());
+    ApplyOrderLock order(std::move(entries));
+    for (Slot::Part& part : slot->parts) part.cycle = part.message->message.histogram->BeginApply();
+    engine_.Apply(*slot->buffer, std::move(items),
+                  [this, slot, started](absl::Status status, std::vector<IngestItemResult> results) {
+                    OnApplied(slot, started, std::move(status), std::move(results));
+                  });
+  }
   const double enqueue = absl::ToDoubleSeconds(absl::Now() - started);
   absl::MutexLock lock(&mu_);
   stats_.enqueue_seconds += enqueue;
@@ -388,9 +412,21 @@ void IngestPipeline::OnApplied(Slot* slot, absl::Time started, absl::Status stat
         m->result.y_underflow += results[i].y_underflow;
         m->result.y_overflow += results[i].y_overflow;
       }
-      if (m->parts_in_flight == 0 && m->staged_bytes == m->bytes) {
-        completed.push_back(m);
+      // Counted in the cycle that holds the part's bins, before any acknowledgement; a
+      // message in the cycle of its last part. NaNs move from the overflows to their own.
+      const bool last = m->parts_in_flight == 0 && m->staged_bytes == m->bytes;
+      const Slot::Part& part = slot->parts[i];
+      IngestItemResult result;
+      if (status.ok()) {
+        result = results[i];
+        result.x_overflow -= std::min(part.nans.x, result.x_overflow);
+        result.y_overflow -= std::min(part.nans.y, result.y_overflow);
+        result.x_nan = part.nans.x;
+        result.y_nan = part.nans.y;
       }
+      m->message.histogram->EndApply(part.cycle, part.count, status.ok() ? &result : nullptr,
+                                     last && m->status.ok() ? 1 : 0);
+      if (last) completed.push_back(m);
     }
     if (!slot->parts.empty()) {
       stats_.batches += 1;
@@ -430,11 +466,9 @@ void IngestPipeline::OnApplied(Slot* slot, absl::Time started, absl::Status stat
 void IngestPipeline::Complete(const std::shared_ptr<PendingMessage>& m) {
   HistogramEntry& entry = *m->message.histogram;
   // parts_in_flight reached 0 under mu_: no other thread touches status/result any more.
-  if (m->status.ok()) {
-    entry.RecordApplied(1, m->count, m->result);
-  } else {
-    entry.RecordRejected(m->count);
-  }
+  // Applied parts were counted as their batches finished (OnApplied); a failed message's
+  // samples count as rejected (after an engine failure, parts it applied count as applied too).
+  if (!m->status.ok()) entry.RecordRejected(m->count);
   Acknowledge(m, m->status);
 }
 

@@ -9,15 +9,17 @@
 namespace histd::server {
 
 absl::StatusOr<HistogramSpec> SpecFromProto(const v1::HistogramSpec& proto) {
-  if (proto.cap() < 1 || proto.cap() > 255) {
+  // proto3 cannot tell an unset cap from 0: unset means the default, 255.
+  const uint32_t cap = proto.cap() == 0 ? 255 : proto.cap();
+  if (cap > 255) {
     return absl::InvalidArgumentError(
-        absl::StrFormat("cap must be in 1..255, got %d", proto.cap()));
+        absl::StrFormat("cap must be in 1..255 (0 or unset: 255), got %d", proto.cap()));
   }
   HistogramSpec spec;
   spec.name = proto.name();
   spec.shape.rows = proto.rows();
   spec.shape.cols = proto.cols();
-  spec.shape.cap = static_cast<uint8_t>(proto.cap());
+  spec.shape.cap = static_cast<uint8_t>(cap);
   if (proto.has_x_axis()) spec.x_axis = AxisRange{proto.x_axis().lo(), proto.x_axis().hi()};
   if (proto.has_y_axis()) spec.y_axis = AxisRange{proto.y_axis().lo(), proto.y_axis().hi()};
   return spec;

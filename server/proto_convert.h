@@ -21,6 +21,7 @@
 
 namespace histd::server {
 
+// cap 0 (unset) means 255.
 absl::StatusOr<HistogramSpec> SpecFromProto(const v1::HistogramSpec& proto);
 void SpecToProto(const HistogramSpec& spec, v1::HistogramSpec* proto);
 // The ingest counters of a HistogramInfo (samples_applied .. samples_outside).

@@ -6,6 +6,7 @@
 #include "absl/strings/str_format.h"
 #include "client/histctl/command.h"
 #include "client/histctl/output.h"
+#include "client/io/array_data.h"
 
 namespace histd::histctl {
 namespace {
@@ -141,6 +142,50 @@ Command MergeCommand() {
           }};
 }
 
+Command ReadResetCommand() {
+  return {"read-reset",
+          "one monitoring cycle: write every bin to a file and print the counters, then zero "
+          "both on the server (atomically with respect to ingest)",
+          "NAME", [](FlagSet& flags) {
+            struct Opts {
+              uint64_t chunk_bytes = 0;
+              bool json = false;
+              OutputOpts out;
+            };
+            auto o = std::make_shared<Opts>();
+            flags.Uint("chunk_bytes", &o->chunk_bytes, "largest chunk the server streams (0 = its default)");
+            flags.Bool("json", &o->json, "print the cycle's info as JSON");
+            AddOutputFlags(flags, &o->out);
+            return [o](const Invocation& inv) {
+              absl::Status args = ExpectPositionals(inv, 1, "NAME");
+              if (!args.ok()) return ReportError(args, true);
+              if (o->out.output.empty()) {
+                return ReportError(absl::InvalidArgumentError(
+                                       "read-reset needs -o FILE for the bins (the counters go to stdout)"),
+                                   true);
+              }
+              if (o->chunk_bytes > UINT32_MAX) {
+                return ReportError(absl::InvalidArgumentError("--chunk_bytes must fit 32 bits"), true);
+              }
+              histd::v1::ReadAndResetHistogramRequest request;
+              request.set_name(inv.positionals[0]);
+              request.set_max_chunk_bytes(static_cast<uint32_t>(o->chunk_bytes));
+              absl::StatusOr<client::ReadAndResetResult> result =
+                  inv.Connect()->ReadAndResetHistogram(request);
+              if (!result.ok()) return ReportError(result.status());
+              client::io::ArrayData array;
+              array.dtype = histd::v1::DTYPE_U8;
+              array.rows = result->info.spec().rows();
+              array.cols = result->info.spec().cols();
+              array.bytes = std::move(result->bins);
+              // The bins first: once the server has reset, they exist only here.
+              const int written = WriteOrReport(array, o->out);
+              PrintMessage(result->info, o->json);
+              return written;
+            };
+          }};
+}
+
 Command StatsCommand() {
   return {"stats", "print server statistics", "", [](FlagSet& flags) {
             auto json = std::make_shared<bool>(false);
@@ -194,6 +239,7 @@ void AddHistogramCommands(std::vector<Command>* commands) {
       "reset", "zero every bin and counter of a histogram",
       [](client::Client& c, const histd::v1::ResetHistogramRequest& r) { return c.ResetHistogram(r); }));
   commands->push_back(MergeCommand());
+  commands->push_back(ReadResetCommand());
   commands->push_back(StatsCommand());
   commands->push_back(SnapshotCommand());
   commands->push_back(HealthCommand());

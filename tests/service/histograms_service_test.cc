@@ -57,7 +57,6 @@ TEST_P(HistogramsServiceTest, BadSpecsGetExactCodes) {
       {"65536 x 65536 over the bin limit", "huge", 65536, 65536, 255,
        grpc::StatusCode::RESOURCE_EXHAUSTED},
       {"max x max", "huge", 0xffffffffu, 0xffffffffu, 255, grpc::StatusCode::RESOURCE_EXHAUSTED},
-      {"cap 0", "c", 4, 4, 0, grpc::StatusCode::INVALID_ARGUMENT},
       {"cap 256", "c", 4, 4, 256, grpc::StatusCode::INVALID_ARGUMENT},
   };
   for (const Case& c : cases) {
@@ -73,6 +72,21 @@ TEST_P(HistogramsServiceTest, BadSpecsGetExactCodes) {
   // The edges that are fine: a 128-char name, cap 1 and 255, a 1 x 1 histogram.
   EXPECT_TRUE(Create(std::string(128, 'n'), 1, 1, 1).ok());
   EXPECT_TRUE(Create("cap255", 2, 3, 255).ok());
+}
+
+// Regression (issue 31, 6): proto3 cannot send an unset cap but as 0, which means 255.
+TEST_P(HistogramsServiceTest, UnsetCapMeans255) {
+  v1::HistogramSpec spec;
+  spec.set_name("nocap");
+  spec.set_rows(2);
+  spec.set_cols(3);
+  v1::HistogramInfo info;
+  ASSERT_TRUE(CreateSpec(spec, &info).ok());
+  EXPECT_EQ(info.spec().cap(), 255u);
+  EXPECT_EQ(Info("nocap").spec().cap(), 255u);
+  ASSERT_EQ(IngestOne(IndexMessage(1, "nocap", std::vector<uint32_t>(300, 4))).code(), 0);
+  EXPECT_EQ(Info("nocap").saturated_bins(), 1u);
+  EXPECT_EQ(Info("nocap").total_count(), 255u);
 }
 
 TEST_P(HistogramsServiceTest, BadAxesAreInvalidArgument) {
@@ -256,10 +270,21 @@ TEST_P(HistogramsServiceTest, MergeErrors) {
   EXPECT_EQ(merge("a", "zz").error_code(), grpc::StatusCode::NOT_FOUND);
   EXPECT_EQ(merge("zz", "a").error_code(), grpc::StatusCode::NOT_FOUND);
   EXPECT_EQ(merge("", "a").error_code(), grpc::StatusCode::INVALID_ARGUMENT);
-  // Self-merge doubles, saturating.
+}
+
+// Regression (issue 31, 5): a histogram is never merged into itself (it used to double).
+TEST_P(HistogramsServiceTest, MergeIntoItselfIsInvalidArgument) {
+  ASSERT_TRUE(Create("a", 4, 6).ok());
   ASSERT_EQ(IngestOne(IndexMessage(1, "a", {0, 1, 1})).code(), 0);
-  EXPECT_TRUE(merge("a", "a").ok());
-  EXPECT_EQ(Info("a").total_count(), 6u);
+  v1::MergeHistogramRequest req;
+  req.set_source("a");
+  req.set_target("a");
+  v1::HistogramInfo info;
+  grpc::ClientContext ctx;
+  grpc::Status s = histograms_->MergeHistogram(&ctx, req, &info);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(s.error_message().find("into itself"), std::string::npos) << s.error_message();
+  EXPECT_EQ(Info("a").total_count(), 3u);  // unchanged
 }
 
 TEST_P(HistogramsServiceTest, ServerStatsCountIngest) {

@@ -184,10 +184,47 @@ TEST_P(QueryServiceTest, BadQueriesGetExactCodes) {
   EXPECT_EQ(query("", 0, 0, 0, 0), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_EQ(query("q", 0, 11, 0, 20), grpc::StatusCode::INVALID_ARGUMENT);  // rows outside
   EXPECT_EQ(query("q", 0, 10, 0, 21), grpc::StatusCode::INVALID_ARGUMENT);  // cols outside
-  EXPECT_EQ(query("q", 5, 5, 0, 20), grpc::StatusCode::INVALID_ARGUMENT);   // empty rows
   EXPECT_EQ(query("q", 0, 10, 7, 3), grpc::StatusCode::INVALID_ARGUMENT);   // reversed cols
   EXPECT_EQ(query("q", 10, 11, 0, 20), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(query("q", 11, 11, 0, 20), grpc::StatusCode::INVALID_ARGUMENT);  // empty, outside
   EXPECT_EQ(query("q", 0, 10, 0, 20), grpc::StatusCode::OK);
+}
+
+// Regression (issue 31, 7): an empty region (rows c:c or cols c:c, not all four zero) is an
+// empty array with its shape, as numpy's a[5:5] is, not an error.
+TEST_P(QueryServiceTest, EmptyRegionsGiveEmptyArrays) {
+  ASSERT_TRUE(Create("q", 10, 20).ok());
+  ASSERT_EQ(IngestOne(IndexMessage(1, "q", {0, 5, 199})).code(), 0);
+  struct Case {
+    uint32_t r0, r1, c0, c1, row_factor;
+    bool transpose;
+    uint64_t rows, cols;
+    v1::DType dtype;
+  };
+  for (const Case& c : {Case{5, 5, 0, 20, 1, false, 0, 20, v1::DTYPE_U8},
+                        Case{0, 10, 7, 7, 1, false, 10, 0, v1::DTYPE_U8},
+                        Case{0, 0, 0, 1, 1, false, 0, 1, v1::DTYPE_U8},
+                        Case{10, 10, 20, 20, 1, false, 0, 0, v1::DTYPE_U8},
+                        Case{3, 3, 0, 20, 2, true, 20, 0, v1::DTYPE_U32}}) {
+    SCOPED_TRACE(::testing::Message() << "rows " << c.r0 << ":" << c.r1 << " cols " << c.c0
+                                      << ":" << c.c1);
+    v1::QueryRequest req;
+    req.set_name("q");
+    req.mutable_region()->set_row_begin(c.r0);
+    req.mutable_region()->set_row_end(c.r1);
+    req.mutable_region()->set_col_begin(c.c0);
+    req.mutable_region()->set_col_end(c.c1);
+    req.set_row_factor(c.row_factor);
+    req.set_transpose(c.transpose);
+    QueryOutcome out = Query(req);
+    ASSERT_TRUE(out.status.ok()) << out.status.error_message();
+    EXPECT_EQ(out.chunks, 1u);  // the header alone
+    EXPECT_EQ(out.rows, c.rows);
+    EXPECT_EQ(out.cols, c.cols);
+    EXPECT_EQ(out.dtype, c.dtype);
+    EXPECT_EQ(out.total_bytes, 0u);
+    EXPECT_TRUE(out.data.empty());
+  }
 }
 
 TEST_P(QueryServiceTest, ProjectionsMatchReference) {

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "absl/strings/str_format.h"
+#include "server/array_convert.h"
 #include "server/proto_convert.h"
 #include "server/unary_reactor.h"
 
@@ -150,9 +151,14 @@ grpc::ServerUnaryReactor* ComputeService::Matmul(grpc::CallbackServerContext* co
     Operand a, b, c;
     if (absl::Status s = Resolve(ctx_, request->a(), "a", &a); !s.ok()) return s;
     if (absl::Status s = Resolve(ctx_, request->b(), "b", &b); !s.ok()) return s;
+    // Inline integer and f64 operands as float32 (server/array_convert.h says how exactly).
+    absl::StatusOr<WidenedArray> a32 = WidenToF32(a.ref, *ctx_.host_budget, "matmul a");
+    if (!a32.ok()) return a32.status();
+    absl::StatusOr<WidenedArray> b32 = WidenToF32(b.ref, *ctx_.host_budget, "matmul b");
+    if (!b32.ok()) return b32.status();
     MatmulArgs args;
-    args.a = a.ref;
-    args.b = b.ref;
+    args.a = a32->ref();
+    args.b = b32->ref();
     args.alpha = request->alpha();
     args.beta = request->beta();
     if (!request->use_alpha_beta() && args.alpha == 0.0f && args.beta == 0.0f) {

@@ -274,6 +274,46 @@ TEST_P(ComputeServiceTest, MatmulWithAHistogramOperand) {
   EXPECT_EQ(Values<float>(resp.result()), (std::vector<float>{2, 310}));
 }
 
+// Regression (issue 31, 8): matmul took a resident u8 histogram but refused inline u8, i32
+// and other non-f32 arrays; they are converted to float32, rounding to nearest (integers
+// beyond 2^24 and f64 values round, as documented in compute.proto).
+TEST_P(ComputeServiceTest, MatmulConvertsInlineArraysToFloat32) {
+  const std::vector<float> ones{1, 1, 1};
+  const v1::Array b = MakeArray(v1::DTYPE_F32, 3, 1, ones);
+  auto matmul = [&](const v1::Array& a, const v1::Array& bb) {
+    v1::MatmulRequest req;
+    *req.mutable_a() = Inline(a);
+    *req.mutable_b() = Inline(bb);
+    v1::MatmulResponse resp;
+    grpc::ClientContext ctx;
+    grpc::Status s = compute_->Matmul(&ctx, req, &resp);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    EXPECT_EQ(resp.result().dtype(), v1::DTYPE_F32);
+    return Values<float>(resp.result());
+  };
+  // Row sums of 2 x 3 arrays: [1 2 3 / 4 5 -6] in each integer type, exactly.
+  EXPECT_EQ(matmul(MakeArray(v1::DTYPE_I32, 2, 3, std::vector<int32_t>{1, 2, 3, 4, 5, -6}), b),
+            (std::vector<float>{6, 3}));
+  EXPECT_EQ(matmul(MakeArray(v1::DTYPE_I64, 2, 3, std::vector<int64_t>{1, 2, 3, 4, 5, -6}), b),
+            (std::vector<float>{6, 3}));
+  EXPECT_EQ(matmul(MakeArray(v1::DTYPE_U8, 2, 3, std::vector<uint8_t>{1, 2, 3, 4, 5, 255}), b),
+            (std::vector<float>{6, 264}));
+  EXPECT_EQ(matmul(MakeArray(v1::DTYPE_U32, 2, 3, std::vector<uint32_t>{1, 2, 3, 4, 5, 6}), b),
+            (std::vector<float>{6, 15}));
+  EXPECT_EQ(matmul(MakeArray(v1::DTYPE_U64, 2, 3, std::vector<uint64_t>{1, 2, 3, 4, 5, 6}), b),
+            (std::vector<float>{6, 15}));
+  EXPECT_EQ(matmul(MakeArray(v1::DTYPE_F64, 2, 3, std::vector<double>{0.5, 1.5, 2, 1e300, 0, 0}), b),
+            (std::vector<float>{4, std::numeric_limits<float>::infinity()}));
+  // Above 2^24 integers round to the nearest float32: 16777217 -> 16777216.
+  EXPECT_EQ(matmul(MakeArray(v1::DTYPE_I32, 1, 1, std::vector<int32_t>{16777217}),
+                   MakeArray(v1::DTYPE_F32, 1, 1, std::vector<float>{1})),
+            (std::vector<float>{16777216.0f}));
+  // Both operands inline integers; b as the converted one.
+  EXPECT_EQ(matmul(MakeArray(v1::DTYPE_F32, 1, 3, ones),
+                   MakeArray(v1::DTYPE_I64, 3, 1, std::vector<int64_t>{-(int64_t{1} << 40), 7, 9})),
+            (std::vector<float>{-1099511627776.0f}));  // -2^40: 7 + 9 is below float32's step there
+}
+
 TEST_P(ComputeServiceTest, BadInputsGetExactCodes) {
   ASSERT_TRUE(Create("h", 2, 2).ok());
   const std::vector<float> six(6, 1.0f);
@@ -344,8 +384,6 @@ TEST_P(ComputeServiceTest, BadInputsGetExactCodes) {
   v1::Array lying = b32;
   lying.set_rows(4);  // dims disagree with the data length
   EXPECT_EQ(matmul(Inline(a23), Inline(lying)), grpc::StatusCode::INVALID_ARGUMENT);
-  EXPECT_EQ(matmul(Inline(MakeArray(v1::DTYPE_I32, 2, 3, std::vector<int32_t>(6, 1))), Inline(b32)),
-            grpc::StatusCode::INVALID_ARGUMENT);  // not f32
   const v1::Array c33 = MakeArray(v1::DTYPE_F32, 3, 3, std::vector<float>(9, 0));
   EXPECT_EQ(matmul(Inline(a23), Inline(b32), &c33), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_EQ(matmul(Inline(a23), Inline(b32), nullptr, 2.0f), grpc::StatusCode::INVALID_ARGUMENT);

@@ -115,6 +115,9 @@ int RunIngest(const IngestOpts& o, const Invocation& inv) {
   absl::StatusOr<std::unique_ptr<client::io::SampleReader>> reader =
       client::io::OpenSampleReader(path, reader_options);
   if (!reader.ok()) return ReportError(reader.status());
+  if (!(*reader)->conversion().empty()) {
+    std::fprintf(stderr, "histctl: %s: %s\n", path.c_str(), (*reader)->conversion().c_str());
+  }
 
   std::unique_ptr<client::Client> client = inv.Connect();
   client::IngestStreamOptions stream_options;
@@ -194,7 +197,8 @@ int RunIngest(const IngestOpts& o, const Invocation& inv) {
 void AddIngestCommand(std::vector<Command>* commands) {
   commands->push_back(
       {"ingest",
-       "stream samples from a file (.u32 indices, .f32 x/y pairs, .npy, .csv) into a histogram",
+       "stream samples from a file (.u32 indices, .f32 x/y pairs, .npy, .csv; integer indices "
+       "and float64 coordinates are converted) into a histogram",
        "NAME FILE", [](FlagSet& flags) {
          auto o = std::make_shared<IngestOpts>();
          flags.String("format", &o->format, "input format: auto (by extension), raw, npy or csv");

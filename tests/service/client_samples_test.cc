@@ -96,8 +96,8 @@ TEST(SampleReaderTest, RejectsFilesThatAreNotSamples) {
   const std::string three = dir.Path("three.npy");
   WriteFile(three, io::EncodeNpyHeader(v1::DTYPE_F32, {2, 3}) + std::string(24, '\0'));
   EXPECT_EQ(io::OpenSampleReader(three).status().code(), absl::StatusCode::kInvalidArgument);
-  const std::string i64 = dir.Path("i64.npy");
-  WriteFile(i64, io::EncodeNpyHeader(v1::DTYPE_I64, {2}) + std::string(16, '\0'));
+  const std::string i64 = dir.Path("i64.npy");  // integers, but not one index per row
+  WriteFile(i64, io::EncodeNpyHeader(v1::DTYPE_I64, {2, 2}) + std::string(32, '\0'));
   EXPECT_EQ(io::OpenSampleReader(i64).status().code(), absl::StatusCode::kInvalidArgument);
   const std::string idx = dir.Path("idx.npy");
   WriteFile(idx, io::EncodeNpyHeader(v1::DTYPE_U32, {2}) + std::string(8, '\0'));

@@ -1,0 +1,236 @@
+"""Request building and response shaping shared by the sync and asyncio clients.
+
+Contract: each ``*_request`` function checks the Python arguments (raising ValueError /
+TypeError / IndexError before anything is sent) and returns the protobuf request; each
+``*_result`` function turns the response into numpy / dataclass results. No I/O here.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Tuple, Union
+
+import numpy as np
+
+from histd import _arrays
+from histd._types import Cdf, HistogramInfo, Quantiles, Range
+from histd._view import (RangeArg, Snapshot, make_axis, resolve_range, resolve_rebin,
+                         uhi_key)
+from histd.v1 import common_pb2, compute_pb2, histograms_pb2, query_pb2
+
+__all__ = [
+    "spec", "QueryPlan", "query_plan", "uhi_plan", "dim_of", "project_result", "cdf_result",
+    "quantiles_request", "quantiles_result", "array_input", "reduce_request",
+    "reduce_result", "scan_request", "scan_result", "transpose_result", "matmul_request",
+    "matmul_result",
+]
+
+
+def spec(name: str, rows: int, cols: int, cap: int, x: Optional[Range],
+         y: Optional[Range]) -> histograms_pb2.HistogramSpec:
+    if not 1 <= cap <= 255:
+        raise ValueError(f"cap must be 1..255, got {cap}")
+    if rows < 1 or cols < 1:
+        raise ValueError(f"rows and cols must be >= 1, got {rows} x {cols}")
+    s = histograms_pb2.HistogramSpec(name=name, rows=rows, cols=cols, cap=cap)
+    for field, axis in (("x_axis", x), ("y_axis", y)):
+        if axis is not None:
+            lo, hi = axis
+            getattr(s, field).CopyFrom(common_pb2.Axis(lo=lo, hi=hi))
+    return s
+
+
+class QueryPlan:
+    """One Query call and how to present its result: the request, whether the region is
+    empty (answered locally: the wire's all-zero region means the whole histogram), and the
+    Snapshot axes."""
+
+    def __init__(self, info: HistogramInfo, rows: Tuple[int, int], cols: Tuple[int, int],
+                 factors: Tuple[int, int], transpose: bool, max_chunk_bytes: int) -> None:
+        self.info = info
+        self.rows, self.cols, self.factors, self.transpose = rows, cols, factors, transpose
+        self.empty = rows[0] == rows[1] or cols[0] == cols[1]
+        region = query_pb2.Region(row_begin=rows[0], row_end=rows[1], col_begin=cols[0],
+                                  col_end=cols[1])
+        self.request = query_pb2.QueryRequest(
+            name=info.name, region=region, row_factor=factors[0], col_factor=factors[1],
+            transpose=transpose, max_chunk_bytes=max_chunk_bytes)
+
+    def empty_result(self) -> np.ndarray:
+        dtype = np.uint8 if self.factors == (1, 1) else np.uint32
+        r = -(-(self.rows[1] - self.rows[0]) // self.factors[0])
+        c = -(-(self.cols[1] - self.cols[0]) // self.factors[1])
+        return np.zeros((c, r) if self.transpose else (r, c), dtype=dtype)
+
+    def snapshot(self, bins: np.ndarray) -> Snapshot:
+        i = self.info
+        x = make_axis("x", i.cols, i.x, self.cols[0], self.cols[1], self.factors[1])
+        y = make_axis("y", i.rows, i.y, self.rows[0], self.rows[1], self.factors[0])
+        return Snapshot(i.name, bins, x, y, i.cap)
+
+
+def query_plan(info: HistogramInfo, rows: RangeArg, cols: RangeArg,
+               rebin: Union[None, int, Tuple[int, int]], transpose: bool,
+               max_chunk_bytes: int) -> QueryPlan:
+    return QueryPlan(info, resolve_range(rows, info.rows, "rows"),
+                     resolve_range(cols, info.cols, "cols"), resolve_rebin(rebin), transpose,
+                     max_chunk_bytes)
+
+
+def uhi_plan(info: HistogramInfo, key: Any, max_chunk_bytes: int) -> Tuple[QueryPlan, bool]:
+    """The plan for ``h[x_key, y_key]`` and whether the result is one bin (both keys ints)."""
+    if not isinstance(key, tuple):
+        key = (key, Ellipsis)
+    if len(key) != 2:
+        raise IndexError(f"histd histograms have 2 axes (x, y), got {len(key)} indices")
+    xk, xf = uhi_key(key[0], info.cols, info.x, "x")
+    yk, yf = uhi_key(key[1], info.rows, info.y, "y")
+    scalar = not isinstance(xk, slice) and not isinstance(yk, slice)
+    if not scalar and (not isinstance(xk, slice) or not isinstance(yk, slice)):
+        raise TypeError("index both axes with slices (i:i+1 for one bin), or both with ints")
+    return query_plan(info, yk, xk, (yf, xf), False, max_chunk_bytes), scalar
+
+
+def dim_of(axis: str) -> int:
+    """``"x"``: collapse the rows (one value per column); ``"y"``: collapse the columns."""
+    if axis == "x":
+        return common_pb2.DIM_ROWS
+    if axis == "y":
+        return common_pb2.DIM_COLS
+    raise ValueError(f"axis: want 'x' (over the columns) or 'y' (over the rows), got {axis!r}")
+
+
+def project_result(response: query_pb2.ProjectResponse) -> np.ndarray:
+    return np.array(response.counts, dtype=np.uint64)
+
+
+def cdf_result(response: query_pb2.CdfResponse) -> Cdf:
+    return Cdf(np.array(response.cumulative, dtype=np.uint64),
+               np.array(response.fraction, dtype=np.float64), int(response.total))
+
+
+def quantiles_request(name: str, probabilities: Any, axis: str) -> query_pb2.QuantilesRequest:
+    p = np.atleast_1d(np.asarray(probabilities, dtype=np.float64))
+    if p.ndim != 1:
+        raise ValueError("probabilities: want a scalar or a 1-D sequence")
+    if np.any(~(p >= 0) | ~(p <= 1)):
+        raise ValueError("probabilities must lie in [0, 1]")
+    return query_pb2.QuantilesRequest(name=name, collapse=dim_of(axis), probabilities=p)
+
+
+def quantiles_result(request: query_pb2.QuantilesRequest,
+                     response: query_pb2.QuantilesResponse) -> Quantiles:
+    values = np.array(response.axis_values, dtype=np.float64) if response.axis_values else None
+    return Quantiles(np.array(request.probabilities, dtype=np.float64),
+                     np.array(response.bin_positions, dtype=np.float64), values,
+                     int(response.total))
+
+
+# -- compute ---------------------------------------------------------------------------------
+
+_REDUCE_OPS = {"sum": compute_pb2.REDUCE_OP_SUM, "min": compute_pb2.REDUCE_OP_MIN,
+               "max": compute_pb2.REDUCE_OP_MAX}
+_SCAN_KINDS = {"inclusive": compute_pb2.SCAN_KIND_INCLUSIVE,
+               "exclusive": compute_pb2.SCAN_KIND_EXCLUSIVE}
+
+
+def array_input(value: Any, what: str) -> Tuple[compute_pb2.ArrayInput, int]:
+    """(ArrayInput, ndim): a histogram handle or name is read on the server (2-D), anything
+    else is sent inline."""
+    if _is_histogram(value):
+        name = value if isinstance(value, str) else value.name
+        return compute_pb2.ArrayInput(histogram=name), 2
+    a = np.asarray(value)
+    return compute_pb2.ArrayInput(inline=_arrays.to_proto_array(a, what)), a.ndim
+
+
+def _dim(axis: Optional[int], ndim: int) -> int:
+    if axis is None or ndim < 2:
+        if axis not in (None, 0, -1):
+            raise ValueError(f"axis {axis} is out of range for a {ndim}-D array")
+        return common_pb2.DIM_UNSPECIFIED
+    if axis in (0, -2):
+        return common_pb2.DIM_ROWS
+    if axis in (1, -1):
+        return common_pb2.DIM_COLS
+    raise ValueError(f"axis {axis} is out of range for a 2-D array")
+
+
+def reduce_request(value: Any, op: str, axis: Optional[int]) -> Tuple[Any, int]:
+    if op not in _REDUCE_OPS:
+        raise ValueError(f"op: want one of {sorted(_REDUCE_OPS)}, got {op!r}")
+    source, ndim = array_input(value, "reduce input")
+    return compute_pb2.ReduceRequest(input=source, op=_REDUCE_OPS[op],
+                                     collapse=_dim(axis, ndim)), ndim
+
+
+def reduce_result(request: compute_pb2.ReduceRequest, response: Any) -> Any:
+    result = _arrays.from_proto_array(response.result)
+    if request.collapse == common_pb2.DIM_UNSPECIFIED:
+        return result.reshape(-1)[0]
+    return result.reshape(-1)
+
+
+def scan_request(value: Any, kind: str, axis: Optional[int]) -> Tuple[Any, int]:
+    if kind not in _SCAN_KINDS:
+        raise ValueError(f"kind: want one of {sorted(_SCAN_KINDS)}, got {kind!r}")
+    source, ndim = array_input(value, "scan input")
+    return compute_pb2.ScanRequest(input=source, kind=_SCAN_KINDS[kind],
+                                   along=_dim(axis, ndim)), ndim
+
+
+def scan_result(request: compute_pb2.ScanRequest, response: Any, ndim: int) -> np.ndarray:
+    result = _arrays.from_proto_array(response.result)
+    if request.along == common_pb2.DIM_UNSPECIFIED:
+        return result.reshape(-1)
+    return result
+
+
+def transpose_result(response: Any, ndim: int) -> np.ndarray:
+    result = _arrays.from_proto_array(response.result)
+    return result.reshape(-1) if ndim < 2 else result
+
+
+def _is_histogram(value: Any) -> bool:
+    return isinstance(value, str) or getattr(value, "_histd_handle", False)
+
+
+def _matmul_operand(value: Any, what: str) -> compute_pb2.ArrayInput:
+    if _is_histogram(value):
+        return array_input(value, what)[0]
+    a = np.asarray(value, dtype=np.float32)
+    if a.ndim != 2:
+        raise ValueError(f"{what}: want a 1-D or 2-D array, got shape {np.shape(value)}")
+    return compute_pb2.ArrayInput(inline=_arrays.to_proto_array(a, what))
+
+
+def matmul_request(a: Any, b: Any, c: Any, alpha: float,
+                   beta: float) -> Tuple[compute_pb2.MatmulRequest, Tuple[int, int]]:
+    """a @ b (alpha * a @ b + beta * c) in float32; 1-D operands as numpy.matmul promotes
+    them (a to a row, b to a column, the added dimension dropped from the result)."""
+    a_ndim = 2 if _is_histogram(a) else np.ndim(a)
+    b_ndim = 2 if _is_histogram(b) else np.ndim(b)
+    if a_ndim == 1:
+        a = np.asarray(a).reshape(1, -1)
+    if b_ndim == 1:
+        b = np.asarray(b).reshape(-1, 1)
+    request = compute_pb2.MatmulRequest(a=_matmul_operand(a, "a"), b=_matmul_operand(b, "b"))
+    if c is not None:
+        request.c.CopyFrom(_arrays.to_proto_array(np.asarray(c, dtype=np.float32), "c"))
+    if alpha != 1.0 or beta != 0.0:
+        request.use_alpha_beta = True
+        request.alpha = alpha
+        request.beta = beta
+    return request, (a_ndim, b_ndim)
+
+
+def matmul_result(response: Any, ndims: Tuple) -> np.ndarray:
+    result = _arrays.from_proto_array(response.result)
+    a_ndim, b_ndim = ndims
+    if a_ndim == 1 and b_ndim == 1:
+        return result.reshape(())
+    if a_ndim == 1:
+        return result.reshape(-1)
+    if b_ndim == 1:
+        return result.reshape(-1)
+    return result
+

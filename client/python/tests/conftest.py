@@ -54,11 +54,18 @@ class Daemon:
                 pytest.fail("histd did not write --ready_file within 30 s")
             time.sleep(0.02)
         self.address = ready.read_text().split()[0]
+        self.signalled = False
+
+    def terminate(self) -> None:
+        """Sends SIGTERM once (a second one makes histd exit 1 at once)."""
+        if not self.signalled and self.process.poll() is None:
+            self.signalled = True
+            self.process.send_signal(signal.SIGTERM)
 
     def stop(self) -> int:
-        """SIGTERM; returns the exit code."""
+        """SIGTERM (unless sent already), then waits; returns the exit code."""
         if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
+            self.terminate()
             try:
                 self.process.wait(timeout=30)
             except subprocess.TimeoutExpired:

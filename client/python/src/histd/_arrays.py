@@ -89,11 +89,11 @@ def check_indices(indices: Any, limit: Optional[int]) -> np.ndarray:
         bad = ~np.isfinite(a) | (a != np.floor(a))
         if bad.any():
             i = _first_bad(bad)
-            raise ValueError(f"indices[{i}] = {a[i]!r} is not an integral bin index")
+            raise ValueError(f"indices[{i}] = {a[i].item()!r} is not an integral bin index")
     lo, hi = a.min(), a.max()
     if lo < 0 or hi > top:
         i = _first_bad((a < 0) | (a > top))
-        raise ValueError(f"indices[{i}] = {a[i]!r} is outside 0..{top} ({what})")
+        raise ValueError(f"indices[{i}] = {a[i].item()!r} is outside 0..{top} ({what})")
     return a
 
 

@@ -20,7 +20,7 @@ from histd.v1 import common_pb2, compute_pb2, histograms_pb2, query_pb2
 __all__ = [
     "spec", "QueryPlan", "query_plan", "uhi_plan", "dim_of", "project_result", "cdf_result",
     "quantiles_request", "quantiles_result", "array_input", "reduce_request",
-    "reduce_result", "scan_request", "scan_result", "transpose_result", "matmul_request",
+    "reduce_result", "scan_request", "scan_result", "transpose_request", "transpose_result", "matmul_request",
     "matmul_result",
 ]
 
@@ -133,14 +133,19 @@ _SCAN_KINDS = {"inclusive": compute_pb2.SCAN_KIND_INCLUSIVE,
                "exclusive": compute_pb2.SCAN_KIND_EXCLUSIVE}
 
 
-def array_input(value: Any, what: str) -> Tuple[compute_pb2.ArrayInput, int]:
-    """(ArrayInput, ndim): a histogram handle or name is read on the server (2-D), anything
-    else is sent inline."""
+def array_input(value: Any, what: str) -> Tuple[compute_pb2.ArrayInput, int, Optional[np.dtype]]:
+    """(ArrayInput, ndim, dtype): a histogram handle or name is read on the server (2-D,
+    dtype None), anything else is sent inline (dtype: the caller's, which results that keep
+    the input type are cast back to: the wire widens int8/int16/uint16/bool/float16)."""
     if _is_histogram(value):
         name = value if isinstance(value, str) else value.name
-        return compute_pb2.ArrayInput(histogram=name), 2
+        return compute_pb2.ArrayInput(histogram=name), 2, None
     a = np.asarray(value)
-    return compute_pb2.ArrayInput(inline=_arrays.to_proto_array(a, what)), a.ndim
+    return compute_pb2.ArrayInput(inline=_arrays.to_proto_array(a, what)), a.ndim, a.dtype
+
+
+def _as_input_type(result: np.ndarray, dtype: Optional[np.dtype]) -> np.ndarray:
+    return result if dtype is None else result.astype(dtype.newbyteorder("="), copy=False)
 
 
 def _dim(axis: Optional[int], ndim: int) -> int:
@@ -155,16 +160,22 @@ def _dim(axis: Optional[int], ndim: int) -> int:
     raise ValueError(f"axis {axis} is out of range for a 2-D array")
 
 
-def reduce_request(value: Any, op: str, axis: Optional[int]) -> Tuple[Any, int]:
+def reduce_request(value: Any, op: str,
+                   axis: Optional[int]) -> Tuple[Any, Optional[np.dtype]]:
     if op not in _REDUCE_OPS:
         raise ValueError(f"op: want one of {sorted(_REDUCE_OPS)}, got {op!r}")
-    source, ndim = array_input(value, "reduce input")
+    source, ndim, dtype = array_input(value, "reduce input")
     return compute_pb2.ReduceRequest(input=source, op=_REDUCE_OPS[op],
-                                     collapse=_dim(axis, ndim)), ndim
+                                     collapse=_dim(axis, ndim)), dtype
 
 
-def reduce_result(request: compute_pb2.ReduceRequest, response: Any) -> Any:
+def reduce_result(request: compute_pb2.ReduceRequest, response: Any,
+                  dtype: Optional[np.dtype]) -> Any:
+    """SUM in the wire's sum type (uint64 / int64 / the float type); MIN and MAX in the
+    input's dtype."""
     result = _arrays.from_proto_array(response.result)
+    if request.op != compute_pb2.REDUCE_OP_SUM:
+        result = _as_input_type(result, dtype)
     if request.collapse == common_pb2.DIM_UNSPECIFIED:
         return result.reshape(-1)[0]
     return result.reshape(-1)
@@ -173,7 +184,7 @@ def reduce_result(request: compute_pb2.ReduceRequest, response: Any) -> Any:
 def scan_request(value: Any, kind: str, axis: Optional[int]) -> Tuple[Any, int]:
     if kind not in _SCAN_KINDS:
         raise ValueError(f"kind: want one of {sorted(_SCAN_KINDS)}, got {kind!r}")
-    source, ndim = array_input(value, "scan input")
+    source, ndim, _ = array_input(value, "scan input")
     return compute_pb2.ScanRequest(input=source, kind=_SCAN_KINDS[kind],
                                    along=_dim(axis, ndim)), ndim
 
@@ -185,8 +196,14 @@ def scan_result(request: compute_pb2.ScanRequest, response: Any, ndim: int) -> n
     return result
 
 
-def transpose_result(response: Any, ndim: int) -> np.ndarray:
-    result = _arrays.from_proto_array(response.result)
+def transpose_request(value: Any) -> Tuple[compute_pb2.TransposeRequest, int,
+                                           Optional[np.dtype]]:
+    source, ndim, dtype = array_input(value, "transpose input")
+    return compute_pb2.TransposeRequest(input=source), ndim, dtype
+
+
+def transpose_result(response: Any, ndim: int, dtype: Optional[np.dtype]) -> np.ndarray:
+    result = _as_input_type(_arrays.from_proto_array(response.result), dtype)
     return result.reshape(-1) if ndim < 2 else result
 
 

@@ -186,8 +186,8 @@ class Client:
         """``op`` ("sum", "min", "max") over a numpy array or a histogram (handle or name), on
         the daemon's engine: axis None gives a numpy scalar, 0 one value per column, 1 one per
         row (numpy's rules). SUM of unsigned ints is uint64, of signed ints int64."""
-        request, _ = _calls.reduce_request(a, op, axis)
-        return _calls.reduce_result(request, self._call(self._compute.Reduce, request))
+        request, dtype = _calls.reduce_request(a, op, axis)
+        return _calls.reduce_result(request, self._call(self._compute.Reduce, request), dtype)
 
     def scan(self, a: Any, kind: str = "inclusive", axis: Optional[int] = None) -> np.ndarray:
         """Prefix sums like ``np.cumsum`` ("inclusive") or shifted by one ("exclusive"): axis
@@ -197,10 +197,9 @@ class Client:
 
     def transpose(self, a: Any) -> np.ndarray:
         """The transpose of a 2-D array or a histogram, computed on the daemon."""
-        source, ndim = _calls.array_input(a, "transpose input")
-        from histd.v1 import compute_pb2
-        response = self._call(self._compute.Transpose, compute_pb2.TransposeRequest(input=source))
-        return _calls.transpose_result(response, ndim)
+        request, ndim, dtype = _calls.transpose_request(a)
+        response = self._call(self._compute.Transpose, request)
+        return _calls.transpose_result(response, ndim, dtype)
 
     def matmul(self, a: Any, b: Any, c: Any = None, *, alpha: float = 1.0,
                beta: float = 0.0) -> np.ndarray:

@@ -149,12 +149,21 @@ class RejectedMessage:
 class IngestError(HistdError):
     """An ingest stream reported a rejected message or broke.
 
+    Instances also derive from the status code's class (an IngestError for NOT_FOUND is a
+    NotFoundError), so ``except histd.UnavailableError`` catches a stream ended by a
+    shutdown as well as a failed unary call.
+
     ``code`` and ``details`` are the first rejected message's status (or the stream's, when
     the stream itself failed); ``rejected`` is that message (None for a broken stream).
     ``messages_applied`` / ``samples_applied`` count what the server acknowledged OK on the
     stream up to the moment of the error; ``unacknowledged`` counts messages whose fate is
     unknown because the stream ended before their acknowledgement.
     """
+
+    def __new__(cls, code: grpc.StatusCode, *args: object, **kwargs: object) -> "IngestError":
+        if cls is IngestError and code in _CLASSES:
+            cls = _ingest_class(code)
+        return super().__new__(cls)
 
     def __init__(
         self,
@@ -173,3 +182,15 @@ class IngestError(HistdError):
         self.samples_applied = samples_applied
         self.messages_rejected = messages_rejected
         self.unacknowledged = unacknowledged
+
+
+_INGEST_CLASSES: dict = {}
+
+
+def _ingest_class(code: grpc.StatusCode) -> type:
+    """IngestError combined with the class of ``code`` (made once per code)."""
+    if code not in _INGEST_CLASSES:
+        base = _CLASSES[code]
+        _INGEST_CLASSES[code] = type("IngestError", (IngestError, base),
+                                     {"__module__": __name__, "__doc__": IngestError.__doc__})
+    return _INGEST_CLASSES[code]

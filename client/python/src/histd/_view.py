@@ -268,6 +268,9 @@ class Snapshot:
                 "storage": {"type": "int", "values": self.bins.T.astype(np.int64)},
                 "metadata": {"name": self.name}}
 
+    def _to_boost_histogram_(self) -> Any:  # boost_histogram.Histogram(snapshot), as uproot
+        return self.to_boost()
+
     def to_boost(self) -> Any:
         """A boost_histogram.Histogram (Int64 storage, axes without flow bins)."""
         import boost_histogram as bh

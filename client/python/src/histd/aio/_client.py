@@ -22,7 +22,7 @@ from histd._types import Cdf, HistogramInfo, Quantiles, Range, ServerStats
 from histd._view import ChunkAssembler
 from histd.aio._histogram import AsyncHistogram
 from histd.aio._ingest import AsyncProducer
-from histd.v1 import (compute_pb2, compute_pb2_grpc, histograms_pb2, histograms_pb2_grpc,
+from histd.v1 import (compute_pb2_grpc, histograms_pb2, histograms_pb2_grpc,
                       ingest_pb2, query_pb2, query_pb2_grpc)
 
 __all__ = ["Client"]
@@ -146,8 +146,8 @@ class Client:
         return _calls.quantiles_result(request, await self._call(self._query.Quantiles, request))
 
     async def reduce(self, a: Any, op: str = "sum", axis: Optional[int] = None) -> Any:
-        request, _ = _calls.reduce_request(a, op, axis)
-        return _calls.reduce_result(request, await self._call(self._compute.Reduce, request))
+        request, dtype = _calls.reduce_request(a, op, axis)
+        return _calls.reduce_result(request, await self._call(self._compute.Reduce, request), dtype)
 
     async def scan(self, a: Any, kind: str = "inclusive",
                    axis: Optional[int] = None) -> np.ndarray:
@@ -155,10 +155,9 @@ class Client:
         return _calls.scan_result(request, await self._call(self._compute.Scan, request), ndim)
 
     async def transpose(self, a: Any) -> np.ndarray:
-        source, ndim = _calls.array_input(a, "transpose input")
-        response = await self._call(self._compute.Transpose,
-                                    compute_pb2.TransposeRequest(input=source))
-        return _calls.transpose_result(response, ndim)
+        request, ndim, dtype = _calls.transpose_request(a)
+        response = await self._call(self._compute.Transpose, request)
+        return _calls.transpose_result(response, ndim, dtype)
 
     async def matmul(self, a: Any, b: Any, c: Any = None, *, alpha: float = 1.0,
                      beta: float = 0.0) -> np.ndarray:

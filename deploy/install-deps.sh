@@ -16,6 +16,7 @@ else
     libabsl-dev libgtest-dev libgmock-dev
     libgmp-dev
     clang libclang-rt-14-dev llvm
+    python3 python3-venv python3-pip
   )
 fi
 missing=()

@@ -8,3 +8,4 @@ build=${HISTD_BUILD_DIR:-$root/build}
 bash "$root/deploy/build.sh"
 cd "$build"
 ctest --output-on-failure -j"$(nproc)" "$@"
+HISTD_BUILD_DIR="$PWD" bash "$root/client/python/test.sh"  # the Python client's tests, in a venv under the build directory (the cwd here); HISTD_SKIP_PYTHON=1 skips them

@@ -39,11 +39,16 @@ class PinnedStagingBuffer final : public StagingBuffer {
 // before them, before the kernel of every batch submitted after.
 class CudaEngine final : public Engine {
  public:
-  CudaEngine(int device, std::string name, std::unique_ptr<cuda::CudaIngestPipeline> pipeline)
-      : device_(device), name_(std::move(name)), pipeline_(std::move(pipeline)) {}
+  CudaEngine(int device, std::string name, uint64_t memory_bytes,
+             std::unique_ptr<cuda::CudaIngestPipeline> pipeline)
+      : device_(device),
+        name_(std::move(name)),
+        memory_bytes_(memory_bytes),
+        pipeline_(std::move(pipeline)) {}
 
   std::string name() const override { return name_; }
   std::string device() const override { return absl::StrCat("cuda:", device_); }
+  std::vector<uint64_t> device_memory_bytes() const override { return {memory_bytes_}; }
   EngineStats stats() const override { return pipeline_->stats(); }
 
   absl::StatusOr<std::unique_ptr<HistogramStorage>> CreateHistogram(
@@ -189,6 +194,7 @@ class CudaEngine final : public Engine {
 
   const int device_;
   const std::string name_;
+  const uint64_t memory_bytes_;  // the device's global memory
   std::unique_ptr<cuda::CudaIngestPipeline> pipeline_;
 };
 
@@ -216,7 +222,7 @@ absl::StatusOr<std::unique_ptr<Engine>> MakeCudaEngine(int device) {
   if (!pipeline.ok()) return pipeline.status();
   return std::unique_ptr<Engine>(new CudaEngine(
       device, absl::StrCat("cuda:", device, " ", prop.name, " (", prop.multiProcessorCount, " SMs)"),
-      std::move(*pipeline)));
+      prop.totalGlobalMem, std::move(*pipeline)));
 }
 
 }  // namespace histd

@@ -6,6 +6,7 @@ builds, `python -m build`) needs nothing outside the archive. Everything else is
 pyproject.toml.
 """
 
+import importlib.util
 import pathlib
 import shutil
 
@@ -70,11 +71,7 @@ class Sdist(sdist):
 # setuptools checks that every listed package's directory exists before any command runs
 # (egg_info, editable installs), so the stubs are generated as soon as the build
 # requirements are importable.
-try:
-    import grpc_tools  # noqa: F401
-except ImportError:
-    pass
-else:
+if importlib.util.find_spec("grpc_tools") is not None:
     ensure_generated()
 
 setup(cmdclass={"build_py": BuildPy, "sdist": Sdist})

@@ -43,6 +43,9 @@ def test_lifecycle_fill_and_reads(daemon, name):
         assert info.samples_applied == 20_000 and name in [i.name for i in await client.list()]
         other = await client.create(name + "b", 12, 30)
         assert (await other.merge(h)).total_count == want.sum()
+        values, cycle = await h.read_and_reset()
+        assert np.array_equal(values, want) and cycle.samples_applied == 20_000
+        assert (await h.info()).total_count == 0
         assert (await h.reset()).total_count == 0
         await other.delete()
         assert (await client.stats()).histograms >= 1

@@ -10,7 +10,7 @@ import pytest
 
 import histd
 from histd import _channel
-from histd.v1 import histograms_pb2, ingest_pb2
+from histd.v1 import histograms_pb2
 
 
 class RecordingChannel:

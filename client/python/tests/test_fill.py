@@ -180,7 +180,7 @@ def test_progress_bar_counts_samples(client, name, capsys):
 def test_shutdown_notice_is_unavailable(start_daemon, name):
     d = start_daemon("--shutdown_grace=5s")
     with histd.Client(d.address, timeout=30) as c:
-        h = c.create(name, 1, 4)
+        c.create(name, 1, 4)
         p = c.producer()
         p.fill(name, [0, 1])
         p.wait()

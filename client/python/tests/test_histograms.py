@@ -49,8 +49,8 @@ def test_nan_coordinates_are_outside_every_bin(client, name):
     h.fill(x=[np.nan, 0.5, np.nan, 0.5], y=[0.5, np.nan, np.nan, 0.5])
     info = h.info()
     assert info.samples_applied == 1 and info.samples_outside == 3
-    assert info.x_nan + info.x_overflow + info.x_underflow == 2
-    assert info.y_nan + info.y_overflow + info.y_underflow == 2
+    assert (info.x_nan, info.y_nan) == (2, 2)
+    assert info.x_overflow == info.x_underflow == info.y_overflow == info.y_underflow == 0
     assert h.values().sum() == 1
 
 

@@ -18,7 +18,7 @@ Contract:
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Optional
+from typing import Any, Dict, Iterator, Optional
 
 import numpy as np
 
@@ -41,7 +41,7 @@ _U32_MAX = 2**32 - 1
 _U32_LE = np.dtype("<u4")
 _F32_LE = np.dtype("<f4")
 
-WIRE_DTYPES = {
+WIRE_DTYPES: Dict[int, np.dtype] = {
     common_pb2.DTYPE_U8: np.dtype("<u1"),
     common_pb2.DTYPE_I32: np.dtype("<i4"),
     common_pb2.DTYPE_I64: np.dtype("<i8"),
@@ -50,7 +50,7 @@ WIRE_DTYPES = {
     common_pb2.DTYPE_F32: np.dtype("<f4"),
     common_pb2.DTYPE_F64: np.dtype("<f8"),
 }
-_TO_WIRE = {
+_TO_WIRE: Dict[tuple, Any] = {
     ("b", 1): common_pb2.DTYPE_U8,
     ("u", 1): common_pb2.DTYPE_U8,
     ("u", 2): common_pb2.DTYPE_U32,
@@ -90,8 +90,8 @@ def check_indices(indices: Any, limit: Optional[int]) -> np.ndarray:
         if bad.any():
             i = _first_bad(bad)
             raise ValueError(f"indices[{i}] = {a[i].item()!r} is not an integral bin index")
-    lo, hi = a.min(), a.max()
-    if lo < 0 or hi > top:
+    lo = 0 if a.dtype.kind == "u" else a.min()
+    if lo < 0 or a.max() > top:
         i = _first_bad((a < 0) | (a > top))
         raise ValueError(f"indices[{i}] = {a[i].item()!r} is outside 0..{top} ({what})")
     return a
@@ -100,10 +100,10 @@ def check_indices(indices: Any, limit: Optional[int]) -> np.ndarray:
 def index_chunks(a: np.ndarray, chunk: int) -> Iterator[memoryview]:
     """Packed uint32 payload pieces of a checked index array (check_indices)."""
     if a.dtype == _U32_LE and a.flags.c_contiguous:
-        yield memoryview(a).cast("B")
+        yield a.data.cast("B")
         return
     for start in range(0, a.size, chunk):
-        yield memoryview(a[start:start + chunk].astype(_U32_LE)).cast("B")
+        yield a[start:start + chunk].astype(_U32_LE).data.cast("B")
 
 
 def check_xy(x: Any, y: Any) -> tuple:
@@ -122,7 +122,7 @@ def xy_chunks(xs: np.ndarray, ys: np.ndarray, chunk: int) -> Iterator[memoryview
         with np.errstate(over="ignore", invalid="ignore"):
             pairs[:, 0] = xs[start:stop]
             pairs[:, 1] = ys[start:stop]
-        yield memoryview(pairs).cast("B")
+        yield pairs.data.cast("B")
 
 
 def xy_pairs_chunks(xy: Any, chunk: int) -> Iterator[memoryview]:
@@ -133,7 +133,7 @@ def xy_pairs_chunks(xy: Any, chunk: int) -> Iterator[memoryview]:
         raise ValueError(f"xy: want shape (n, 2), got {a.shape}")
     if a.dtype == _F32_LE and a.flags.c_contiguous:
         if a.size:
-            yield memoryview(a).cast("B")
+            yield a.data.cast("B")
         return
     yield from xy_chunks(a[:, 0], a[:, 1], chunk)
 

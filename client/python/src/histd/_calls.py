@@ -7,11 +7,12 @@ TypeError / IndexError before anything is sent) and returns the protobuf request
 
 from __future__ import annotations
 
-from typing import Any, Optional, Tuple, Union
+from typing import Any, NamedTuple, Optional, Tuple, Union
 
 import numpy as np
 
 from histd import _arrays
+from histd._errors import HistdError, error_from_code
 from histd._types import Cdf, HistogramInfo, Quantiles, Range
 from histd._view import (RangeArg, Snapshot, make_axis, resolve_range, resolve_rebin,
                          uhi_key)
@@ -19,7 +20,7 @@ from histd.v1 import common_pb2, compute_pb2, histograms_pb2, query_pb2
 
 __all__ = [
     "spec", "QueryPlan", "query_plan", "uhi_plan", "dim_of", "project_result", "cdf_result",
-    "quantiles_request", "quantiles_result", "array_input", "reduce_request",
+    "quantiles_request", "Cycle", "CycleAssembler", "quantiles_result", "array_input", "reduce_request",
     "reduce_result", "scan_request", "scan_result", "transpose_request", "transpose_result", "matmul_request",
     "matmul_result",
 ]
@@ -90,7 +91,7 @@ def uhi_plan(info: HistogramInfo, key: Any, max_chunk_bytes: int) -> Tuple[Query
     return query_plan(info, yk, xk, (yf, xf), False, max_chunk_bytes), scalar
 
 
-def dim_of(axis: str) -> int:
+def dim_of(axis: str) -> Any:
     """``"x"``: collapse the rows (one value per column); ``"y"``: collapse the columns."""
     if axis == "x":
         return common_pb2.DIM_ROWS
@@ -125,6 +126,57 @@ def quantiles_result(request: query_pb2.QuantilesRequest,
                      int(response.total))
 
 
+class Cycle(NamedTuple):
+    """One read-and-reset: the bins (rows x cols uint8) and the cycle's HistogramInfo (the
+    counters of exactly the samples in ``values``). Unpacks as ``values, info``."""
+
+    values: np.ndarray
+    info: HistogramInfo
+
+
+class CycleAssembler:
+    """Reassembles a ReadAndResetChunk stream: the first chunk carries the info and
+    total_bytes (rows * cols), every chunk its offset; chunks must be contiguous."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.info: Optional[HistogramInfo] = None
+        self._out: Optional[np.ndarray] = None
+        self._total = 0
+        self._offset = 0
+
+    def add(self, chunk: Any) -> None:
+        if self.info is None:
+            self.info = HistogramInfo.from_proto(chunk.info)
+            self._total = chunk.total_bytes
+            if self._total != self.info.rows * self.info.cols:
+                raise ValueError(f"read-and-reset: total_bytes {self._total} is not rows * cols")
+            self._out = np.empty(self._total, dtype=np.uint8)
+        size = len(chunk.data)
+        if chunk.offset != self._offset or self._offset + size > self._total:
+            raise ValueError(f"read-and-reset chunk at offset {chunk.offset}, expected "
+                             f"{self._offset}")
+        assert self._out is not None
+        self._out[self._offset:self._offset + size] = np.frombuffer(chunk.data, np.uint8)
+        self._offset += size
+
+    def result(self) -> Cycle:
+        if self.info is None:
+            raise ValueError("read-and-reset returned no chunk")
+        if self._offset != self._total:
+            raise ValueError(f"read-and-reset returned {self._offset} of {self._total} bytes")
+        assert self._out is not None
+        return Cycle(self._out.reshape(self.info.rows, self.info.cols), self.info)
+
+    def failed(self, error: HistdError) -> HistdError:
+        """The error of a stream that broke; after the first chunk the histogram was reset
+        on the server and this cycle's bins are lost, which the message says."""
+        if self.info is not None:
+            return error_from_code(error.code, f"{error.details} (after the first chunk: "
+                                   f"'{self.name}' was reset, this cycle's bins are lost)")
+        return error
+
+
 # -- compute ---------------------------------------------------------------------------------
 
 _REDUCE_OPS = {"sum": compute_pb2.REDUCE_OP_SUM, "min": compute_pb2.REDUCE_OP_MIN,
@@ -148,7 +200,7 @@ def _as_input_type(result: np.ndarray, dtype: Optional[np.dtype]) -> np.ndarray:
     return result if dtype is None else result.astype(dtype.newbyteorder("="), copy=False)
 
 
-def _dim(axis: Optional[int], ndim: int) -> int:
+def _dim(axis: Optional[int], ndim: int) -> Any:
     if axis is None or ndim < 2:
         if axis not in (None, 0, -1):
             raise ValueError(f"axis {axis} is out of range for a {ndim}-D array")

@@ -125,6 +125,23 @@ class Client:
             self._histograms.MergeHistogram,
             histograms_pb2.MergeHistogramRequest(source=source, target=target)))
 
+    def read_and_reset(self, name: str, *, max_chunk_bytes: int = 0) -> _calls.Cycle:
+        """Returns every bin and counter of ``name`` and zeroes both, atomically with respect
+        to ingest: each applied sample is in exactly one cycle, and the cycle's info counts
+        exactly the samples in its bins (see ReadAndResetHistogram in histograms.proto).
+        Returns ``Cycle(values, info)``. If the stream breaks after its first chunk the
+        histogram was reset anyway; the error says that this cycle's bins are lost."""
+        request = histograms_pb2.ReadAndResetHistogramRequest(
+            name=name, max_chunk_bytes=max_chunk_bytes or self.query_chunk_bytes)
+        assembler = _calls.CycleAssembler(name)
+        try:
+            for chunk in self._histograms.ReadAndResetHistogram(request,
+                                                                **self._config.call_kwargs()):
+                assembler.add(chunk)
+        except grpc.RpcError as e:
+            raise assembler.failed(error_from_rpc(e)) from None
+        return assembler.result()
+
     def stats(self) -> ServerStats:
         """The daemon's statistics."""
         return ServerStats.from_proto(self._call(self._histograms.GetServerStats,

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Optional, Tuple, Union
 import numpy as np
 
 from histd import _calls
+from histd._calls import Cycle
 from histd._types import Cdf, HistogramInfo, Quantiles, Range
 from histd._view import RangeArg, Snapshot
 
@@ -156,6 +157,12 @@ class Histogram:
     def reset(self) -> HistogramInfo:
         """Zeroes every bin and counter; returns the info after."""
         return self._client.reset(self.name)
+
+    def read_and_reset(self) -> Cycle:
+        """One monitoring cycle: returns ``Cycle(values, info)`` (the bins, rows x cols uint8,
+        and the counters of exactly those samples) and zeroes both in one step, so that every
+        sample lands in exactly one cycle. See Client.read_and_reset()."""
+        return self._client.read_and_reset(self.name)
 
     def merge(self, source: Union[str, "Histogram"]) -> HistogramInfo:
         """Adds every bin of ``source`` (same shape) into this histogram, saturating at this

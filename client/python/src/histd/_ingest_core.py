@@ -27,11 +27,12 @@ from histd._errors import HistdError, IngestError, RejectedMessage, status_code_
 
 __all__ = ["Batcher", "Message", "Ledger", "IngestCounters", "IngestSummary", "type_name"]
 
-_SAMPLE_BYTES = {TYPE_INDEX: 4, TYPE_XY: 8}
+_SAMPLE_BYTES: Dict[int, int] = {TYPE_INDEX: 4, TYPE_XY: 8}
+_TYPE_NAMES: Dict[int, str] = {TYPE_INDEX: "indices", TYPE_XY: "xy"}
 
 
 def type_name(sample_type: int) -> str:
-    return {TYPE_INDEX: "indices", TYPE_XY: "xy"}.get(sample_type, str(sample_type))
+    return _TYPE_NAMES.get(sample_type, str(sample_type))
 
 
 class Message(NamedTuple):

@@ -119,7 +119,7 @@ def uhi_key(key: Any, n: int, axis: Optional[Range], what: str) -> Tuple[Any, in
     if key is Ellipsis:
         return slice(None), 1
     if isinstance(key, slice):
-        factor = 1
+        factor: Any = 1
         if key.step is not None:
             factor = getattr(key.step, "factor", None)
             if not isinstance(factor, (int, np.integer)):
@@ -157,6 +157,7 @@ class ChunkAssembler:
         offset, size = self._offset, len(chunk.data)
         if chunk.offset != offset or offset + size > self._header.total_bytes:
             raise ValueError(f"query chunk at offset {chunk.offset}, expected {offset}")
+        assert self._out is not None
         self._out[offset:offset + size] = np.frombuffer(chunk.data, dtype=np.uint8)
         self._offset = offset + size
 
@@ -167,6 +168,7 @@ class ChunkAssembler:
         if self._offset != header.total_bytes:
             raise ValueError(f"query returned {self._offset} of {header.total_bytes} bytes")
         dtype = WIRE_DTYPES[header.dtype]
+        assert self._out is not None
         array = self._out.view(dtype).reshape(header.rows, header.cols)
         return array.astype(dtype.newbyteorder("="), copy=False)
 
@@ -275,7 +277,7 @@ class Snapshot:
         """A boost_histogram.Histogram (Int64 storage, axes without flow bins)."""
         import boost_histogram as bh
 
-        axes = []
+        axes: list = []
         for a in self.axes:
             if a.regular is not None:
                 axes.append(bh.axis.Regular(a.regular[0], a.regular[1], a.regular[2],
@@ -292,7 +294,7 @@ class Snapshot:
         """A hist.Hist (Int64 storage) with axes named ``x`` and ``y``."""
         import hist
 
-        axes = []
+        axes: list = []
         for a in self.axes:
             if a.regular is not None:
                 axes.append(hist.axis.Regular(a.regular[0], a.regular[1], a.regular[2],

@@ -98,6 +98,19 @@ class Client:
             self._histograms.MergeHistogram,
             histograms_pb2.MergeHistogramRequest(source=source, target=target)))
 
+    async def read_and_reset(self, name: str, *, max_chunk_bytes: int = 0) -> _calls.Cycle:
+        """As histd.Client.read_and_reset()."""
+        request = histograms_pb2.ReadAndResetHistogramRequest(
+            name=name, max_chunk_bytes=max_chunk_bytes or self.query_chunk_bytes)
+        assembler = _calls.CycleAssembler(name)
+        try:
+            async for chunk in self._histograms.ReadAndResetHistogram(
+                    request, **self._config.call_kwargs()):
+                assembler.add(chunk)
+        except grpc.RpcError as e:
+            raise assembler.failed(error_from_rpc(e)) from None
+        return assembler.result()
+
     async def stats(self) -> ServerStats:
         return ServerStats.from_proto(await self._call(
             self._histograms.GetServerStats, histograms_pb2.GetServerStatsRequest()))

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Awaitable, Optional, Tuple, Union
 import numpy as np
 
 from histd import _calls
+from histd._calls import Cycle
 from histd._types import Cdf, HistogramInfo, Quantiles, Range
 from histd._view import RangeArg, Snapshot
 
@@ -116,6 +117,9 @@ class AsyncHistogram:
 
     async def reset(self) -> HistogramInfo:
         return await self._client.reset(self.name)
+
+    async def read_and_reset(self) -> Cycle:
+        return await self._client.read_and_reset(self.name)
 
     async def merge(self, source: Union[str, "AsyncHistogram"]) -> HistogramInfo:
         name = source if isinstance(source, str) else source.name

@@ -91,6 +91,8 @@ def test_client_side_checks_send_nothing(client, name):
         h.fill(x=[1.0])
     with pytest.raises(TypeError):
         h.fill([1], x=[1.0], y=[1.0])
+    with pytest.raises(ValueError, match=r"shape \(n, 2\)"):
+        h.fill(xy=np.zeros((4, 3)))
     info = h.info()
     assert info.messages_applied == 0 and info.messages_rejected == 0
 

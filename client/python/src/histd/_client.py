@@ -171,7 +171,7 @@ class Client:
         known, for the client-side index check."""
         sample_type, total, pieces = samples_to_pieces(indices, x, y, xy, limit)
         with self.producer(max_message_bytes=max_message_bytes, window=window,
-                           progress=progress, total=total if total >= 0 else None) as p:
+                           progress=progress, total=total) as p:
             p.send_pieces(name, sample_type, pieces)
 
     # -- queries -----------------------------------------------------------------------------

@@ -55,8 +55,9 @@ def samples_to_pieces(indices: Any, x: Any, y: Any, xy: Any, limit: Optional[int
         a = np.asarray(xy)
         if a.dtype.kind not in "iuf":
             raise TypeError(f"xy: want an integer or float array, got dtype {a.dtype}")
-        n = a.shape[0] if a.ndim == 2 else -1
-        return _arrays.TYPE_XY, n, _arrays.xy_pairs_chunks(a, chunk)
+        if a.ndim != 2 or a.shape[1] != 2:
+            raise ValueError(f"xy: want shape (n, 2), got {a.shape}")
+        return _arrays.TYPE_XY, int(a.shape[0]), _arrays.xy_pairs_chunks(a, chunk)
     raise TypeError("fill: pass indices, or x= and y=, or xy= (an (n, 2) array)")
 
 

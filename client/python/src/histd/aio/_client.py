@@ -132,7 +132,7 @@ class Client:
                    progress: Optional[bool] = None, limit: Optional[int] = None) -> None:
         sample_type, total, pieces = samples_to_pieces(indices, x, y, xy, limit)
         async with self.producer(max_message_bytes=max_message_bytes, window=window,
-                                 progress=progress, total=total if total >= 0 else None) as p:
+                                 progress=progress, total=total) as p:
             await p.send_pieces(name, sample_type, pieces)
 
     async def _run_query(self, plan: _calls.QueryPlan) -> np.ndarray:

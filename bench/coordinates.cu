@@ -129,7 +129,7 @@ Measured RunProduction(std::vector<hc::HistogramWork> work, const void* samples,
 // The host reference for pairs: AxisBin per coordinate, saturating at 255.
 std::vector<uint8_t> ReferencePairs(const std::vector<float>& pairs, int items, uint64_t per_item) {
   std::vector<uint8_t> bins(uint64_t(items) * kRows * kCols, 0);
-  const double sx = histd::AxisScale(kXLo, kXHi, kCols), sy = histd::AxisScale(kYLo, kYHi, kRows);
+  const float sx = histd::AxisScale(kXLo, kXHi, kCols), sy = histd::AxisScale(kYLo, kYHi, kRows);
   for (int it = 0; it < items; ++it) {
     uint8_t* h = bins.data() + uint64_t(it) * kRows * kCols;
     for (uint64_t i = 0; i < per_item; ++i) {

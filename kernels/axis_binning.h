@@ -12,13 +12,16 @@
 // the zero edge of a symmetric axis into the bin above it). Every finite lo < hi bins so;
 // narrow, wide and subnormal axes included.
 //
-// How. t = (v - lo) * (n / (hi - lo)) in float64 is within 2^-50 t of the exact value (four
-// roundings of 2^-53). Unless an integer lies within that band, floor(t) is exact. Otherwise
-// (a sample within ~1e-15 relative of an edge: rare for measured data, every sample for
-// adversarial data) the side of that edge is decided exactly: the sign of
-// n v + (k - n) lo - k hi, three products of a 32-bit integer and a float32, each split
-// into two doubles without error (FMA), summed into a nonoverlapping expansion (Shewchuk's
-// Grow-Expansion), whose largest nonzero component has the sign of the sum.
+// How, in three tiers. (1) t = (v - lo) * (n / (hi - lo)) in float32, within 2^-21.6 t of
+// the exact value: unless an integer lies within t * 2^-20 of t, floor(t) is exact (the
+// fold loops' path, with the registers of plain float32 binning). (2) Otherwise the same in
+// float64, within 2^-50 t. (3) Otherwise (a sample within ~1e-15 relative of an edge: rare
+// for measured data, every sample for adversarial data) the side of that edge exactly: the
+// sign of n v + (k - n) lo - k hi, three products of a 32-bit integer and a float32, each
+// split into two doubles without error (FMA), summed into a nonoverlapping expansion
+// (Shewchuk's Grow-Expansion), whose largest nonzero component has the sign of the sum.
+// H100, 256 x 8192 bins, production kernel (bench/coordinates.cu): float32 binning cost
+// what this costs on measured data; every pair on an edge (tier 3 each) costs 2x.
 //
 // Floating-point contract: every step below is one IEEE operation, rounded to nearest
 // (device: explicit _rn intrinsics; host: ISO C++ without FP contraction, which
@@ -116,34 +119,90 @@ HISTD_AXIS_HD inline bool AtOrAboveEdge(float v, float lo, float hi, uint32_t n,
   return ExactSumSign(t) >= 0;
 }
 
+// The exact bin of lo <= v < hi when the float32 estimate cannot decide it: a float64
+// estimate (within 2^-50 of the exact value, four roundings), then the exact side of the
+// one edge its band may hold. Not inlined on the device: the fold loops that call AxisBin
+// keep the float32 path's registers, and only the rare lane pays a call.
+#if defined(__CUDA_ARCH__)
+__noinline__
+#endif
+HISTD_AXIS_HD inline uint32_t SlowAxisBin(float v, float lo, float hi, uint32_t bins) {
+  constexpr double kBand = 0x1p-50;
+  const double scale =
+      Div(static_cast<double>(bins), Sub(static_cast<double>(hi), static_cast<double>(lo)));
+  const double t = Mul(Sub(static_cast<double>(v), static_cast<double>(lo)), scale);
+  const double below = Fma(t, -kBand, t);
+  const double k = ::floor(Fma(t, kBand, t));
+  if (k <= below) return static_cast<uint32_t>(k);  // no edge within the band
+  const uint32_t edge = k >= bins ? bins : static_cast<uint32_t>(k);
+  return AtOrAboveEdge(v, lo, hi, bins, edge) ? edge : edge - 1;
+}
+
+HISTD_AXIS_HD inline float FSub(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fsub_rn(a, b);
+#else
+  volatile float d = a - b;  // one rounding, on every compiler
+  return d;
+#endif
+}
+HISTD_AXIS_HD inline float FMul(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fmul_rn(a, b);
+#else
+  volatile float p = a * b;
+  return p;
+#endif
+}
+HISTD_AXIS_HD inline float FDiv(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fdiv_rn(a, b);
+#else
+  volatile float q = a / b;
+  return q;
+#endif
+}
+
 }  // namespace axis_detail
 
-// n / (hi - lo) in float64: the per-axis factor AxisBin takes (computed once per axis).
-HISTD_AXIS_HD inline double AxisScale(float lo, float hi, uint32_t bins) {
-  return axis_detail::Div(static_cast<double>(bins),
-                          axis_detail::Sub(static_cast<double>(hi), static_cast<double>(lo)));
+// The per-axis factor AxisBin takes, computed once per axis: float(n) / (hi - lo) in
+// float32, or 0 when an operand or the result is not a normal float32 (very wide or very
+// narrow axes), for which AxisBin takes its exact path for every value.
+HISTD_AXIS_HD inline float AxisScale(float lo, float hi, uint32_t bins) {
+  using namespace axis_detail;
+  constexpr float kNormalMin = 0x1p-126f, kNormalMax = 0x1.fffffep127f;
+  const float width = FSub(hi, lo);
+  if (!(width >= kNormalMin && width <= kNormalMax)) return 0.0f;
+  const float scale = FDiv(static_cast<float>(bins), width);
+  return scale >= kNormalMin && scale <= kNormalMax ? scale : 0.0f;
 }
 
 // The bin of v (see the contract above): -1 underflow, -2 overflow or NaN, else 0..bins-1.
 // `scale` is AxisScale(lo, hi, bins).
-HISTD_AXIS_HD inline int64_t AxisBin(float v, float lo, float hi, double scale, uint32_t bins) {
+//
+// The float32 estimate t = (v - lo) * scale has five roundings of at most 2^-24 each (n to
+// float, hi - lo, the division, v - lo, the product), all of normal numbers: relative error
+// below 2^-21.6. When no integer lies within t * 2^-20 of it, floor(t) is exact; otherwise
+// (a sample within about 1e-6 relative of an edge, nearly every sample of an axis of more
+// than 2^20 bins, or a difference v - lo too small to be a normal float32) SlowAxisBin
+// decides.
+HISTD_AXIS_HD inline int64_t AxisBin(float v, float lo, float hi, float scale, uint32_t bins) {
   using namespace axis_detail;
   if (v < lo) return -1;
   if (!(v < hi)) return -2;
-  constexpr double kBand = 0x1p-50;  // the float64 estimate's relative error bound
-  const double t = Mul(Sub(static_cast<double>(v), static_cast<double>(lo)), scale);
-  const double below = Fma(t, -kBand, t);
-  const double above = Fma(t, kBand, t);
-  const double k = ::floor(above);
-  uint32_t bin;
-  if (k <= below) {
-    bin = static_cast<uint32_t>(k);  // no edge within the band: floor(t) is exact
-  } else {
-    // The edge k lies within rounding distance of v: which side, exactly.
-    const uint32_t edge = k >= bins ? bins : static_cast<uint32_t>(k);
-    bin = AtOrAboveEdge(v, lo, hi, bins, edge) ? edge : edge - 1;
+  const float d = FSub(v, lo);
+  if (scale != 0.0f && d >= 0x1p-100f) {
+    const float t = FMul(d, scale);
+    const float k = floorf(FMul(t, 1.0f + 0x1p-20f));
+    if (k <= FMul(t, 1.0f - 0x1p-20f)) {
+      const uint32_t bin = static_cast<uint32_t>(k);
+      return bin < bins ? bin : bins - 1;  // a guard only: lo <= v < hi gives bin < bins
+    }
+  } else if (d == 0.0f) {
+    return 0;  // v == lo
   }
-  return bin < bins ? bin : bins - 1;  // a guard only: lo <= v < hi gives bin < bins
+  const uint32_t bin = SlowAxisBin(v, lo, hi, bins);
+  return bin < bins ? bin : bins - 1;
 }
 
 }  // namespace histd

@@ -70,8 +70,8 @@ void ApplyIndices(const uint32_t* indices, uint64_t n, uint8_t* bins, uint64_t n
 void ApplyCoords(const float* xy, uint64_t n, const IngestItem& item, uint8_t* bins,
                  const HistogramShape& shape, uint64_t lo, uint64_t hi, bool first,
                  IngestItemResult* result) {
-  const double x_scale = AxisScale(item.x.lo, item.x.hi, shape.cols);
-  const double y_scale = AxisScale(item.y.lo, item.y.hi, shape.rows);
+  const float x_scale = AxisScale(item.x.lo, item.x.hi, shape.cols);
+  const float y_scale = AxisScale(item.y.lo, item.y.hi, shape.rows);
   IngestItemResult r;
   for (uint64_t i = 0; i < n; ++i) {
     const int64_t col = AxisBin(xy[2 * i], item.x.lo, item.x.hi, x_scale, shape.cols);

@@ -186,8 +186,8 @@ int GenXY(char** a) {
   std::mt19937_64 rng(ToU64(a[4]));
   const float xlo = ToF32(a[5]), xhi = ToF32(a[6]), ylo = ToF32(a[7]), yhi = ToF32(a[8]);
   // As kernels/histogram_types.h prescribes: scale in float32.
-  const double xscale = histd::AxisScale(xlo, xhi, static_cast<uint32_t>(cols));
-  const double yscale = histd::AxisScale(ylo, yhi, static_cast<uint32_t>(rows));
+  const float xscale = histd::AxisScale(xlo, xhi, static_cast<uint32_t>(cols));
+  const float yscale = histd::AxisScale(ylo, yhi, static_cast<uint32_t>(rows));
   std::vector<uint64_t> hits(rows * cols, 0);
   std::vector<float> xy;
   uint64_t xu = 0, xo = 0, yu = 0, yo = 0, outside = 0, binned = 0;

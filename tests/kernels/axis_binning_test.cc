@@ -32,7 +32,7 @@ TEST(AxisBinningTest, EveryEdgeOfAdversarialAxesIsExact) {
   uint64_t checked = 0;
   for (const TestAxis& a : AdversarialAxes()) {
     SCOPED_TRACE(::testing::Message() << "axis [" << a.lo << ", " << a.hi << ") / " << a.bins);
-    const double scale = AxisScale(a.lo, a.hi, a.bins);
+    const float scale = AxisScale(a.lo, a.hi, a.bins);
     for (float v : AdversarialCoordinates(a.lo, a.hi, a.bins, rng)) {
       ASSERT_EQ(AxisBin(v, a.lo, a.hi, scale, a.bins), ExpectedAxisBin(v, a.lo, a.hi, a.bins))
           << "v = " << v << " (0x" << std::hex << [&] {
@@ -83,7 +83,7 @@ TEST(AxisBinningTest, RandomAxesAndNearEdgeValuesAreExact) {
     const uint32_t n = static_cast<uint32_t>(
         std::max<uint64_t>(1, std::min<uint64_t>(UINT32_MAX, (uint64_t{1} << bits) + rng() % 7)));
     SCOPED_TRACE(::testing::Message() << "axis [" << lo << ", " << hi << ") / " << n);
-    const double scale = AxisScale(lo, hi, n);
+    const float scale = AxisScale(lo, hi, n);
     for (float v : AdversarialCoordinates(lo, hi, n, rng, 64)) {
       ASSERT_EQ(AxisBin(v, lo, hi, scale, n), ExpectedAxisBin(v, lo, hi, n)) << "v = " << v;
     }

@@ -205,8 +205,8 @@ TEST_P(IngestServiceTest, CoordinatesBinLikeTheAxisAndCountOutside) {
   // Reference: the binning rule of histogram_types.h written out in double-free float steps.
   ReferenceHistogram ref(rows, cols, 9);
   uint64_t xu = 0, xo = 0, yu = 0, yo = 0, outside = 0, binned = 0;
-  const double sx = AxisScale(x.lo, x.hi, cols);
-  const double sy = AxisScale(y.lo, y.hi, rows);
+  const float sx = AxisScale(x.lo, x.hi, cols);
+  const float sy = AxisScale(y.lo, y.hi, rows);
   for (auto [px, py] : pts) {
     const int64_t bx = AxisBin(px, x.lo, x.hi, sx, cols);
     const int64_t by = AxisBin(py, y.lo, y.hi, sy, rows);

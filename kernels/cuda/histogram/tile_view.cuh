@@ -101,8 +101,7 @@ struct TileView {
 // Axes of a coordinate tile.
 struct AxisView {
   uint32_t rows, cols;
-  float x_lo, x_hi, y_lo, y_hi;
-  double x_scale, y_scale;  // AxisScale: n / (hi - lo) in float64
+  float x_lo, x_hi, y_lo, y_hi, x_scale, y_scale;  // AxisScale (kernels/axis_binning.h)
   __device__ explicit AxisView(const HistogramWork& w) {
     rows = w.rows;
     cols = w.cols;

@@ -34,8 +34,8 @@ inline void RefFoldIndices(const uint32_t* idx, size_t n, uint8_t* bins, uint8_t
 inline cuda::HistogramOutflow RefFoldPairs(const float* xy, size_t n, uint8_t* bins, uint32_t rows,
                                            uint32_t cols, uint8_t cap, float x_lo, float x_hi,
                                            float y_lo, float y_hi) {
-  const double x_scale = AxisScale(x_lo, x_hi, cols);
-  const double y_scale = AxisScale(y_lo, y_hi, rows);
+  const float x_scale = AxisScale(x_lo, x_hi, cols);
+  const float y_scale = AxisScale(y_lo, y_hi, rows);
   cuda::HistogramOutflow o{0, 0, 0, 0, 0};
   for (size_t i = 0; i < n; ++i) {
     const int64_t c = AxisBin(xy[2 * i], x_lo, x_hi, x_scale, cols);

@@ -42,7 +42,6 @@ struct IngestPipeline::PendingMessage {
   size_t staged_bytes = 0;
   int parts_in_flight = 0;
   absl::Status status;
-  IngestItemResult result;
 };
 
 // One staging buffer and the message parts reserved in it.
@@ -403,15 +402,7 @@ void IngestPipeline::OnApplied(Slot* slot, absl::Time started, absl::Status stat
     for (size_t i = 0; i < slot->parts.size(); ++i) {
       const std::shared_ptr<PendingMessage>& m = slot->parts[i].message;
       m->parts_in_flight -= 1;
-      if (!status.ok()) {
-        if (m->status.ok()) m->status = status;
-      } else {
-        m->result.binned += results[i].binned;
-        m->result.x_underflow += results[i].x_underflow;
-        m->result.x_overflow += results[i].x_overflow;
-        m->result.y_underflow += results[i].y_underflow;
-        m->result.y_overflow += results[i].y_overflow;
-      }
+      if (!status.ok() && m->status.ok()) m->status = status;
       // Counted in the cycle that holds the part's bins, before any acknowledgement; a
       // message in the cycle of its last part. NaNs move from the overflows to their own.
       const bool last = m->parts_in_flight == 0 && m->staged_bytes == m->bytes;
@@ -465,7 +456,7 @@ void IngestPipeline::OnApplied(Slot* slot, absl::Time started, absl::Status stat
 
 void IngestPipeline::Complete(const std::shared_ptr<PendingMessage>& m) {
   HistogramEntry& entry = *m->message.histogram;
-  // parts_in_flight reached 0 under mu_: no other thread touches status/result any more.
+  // parts_in_flight reached 0 under mu_: no other thread touches status any more.
   // Applied parts were counted as their batches finished (OnApplied); a failed message's
   // samples count as rejected (after an engine failure, parts it applied count as applied too).
   if (!m->status.ok()) entry.RecordRejected(m->count);

@@ -37,10 +37,11 @@ class SliceReader {
     return true;
   }
 
-  // Base-128 varint of at most 10 bytes; the bits above 64 are dropped, as protobuf does.
-  bool ReadVarint(uint64_t* value) {
+  // Base-128 varint of at most max_bytes bytes; the bits above 64 are dropped, as
+  // protobuf does (values: 10 bytes; tags and lengths: 5).
+  bool ReadVarint(uint64_t* value, int max_bytes = 10) {
     uint64_t result = 0;
-    for (int i = 0; i < 10; ++i) {
+    for (int i = 0; i < max_bytes; ++i) {
       uint8_t byte;
       if (!ReadByte(&byte)) return false;
       result |= static_cast<uint64_t>(byte & 0x7f) << (7 * i);
@@ -107,11 +108,12 @@ absl::StatusOr<DecodedIngestRequest> DecodeIngestRequest(const grpc::ByteBuffer&
   size_t samples_offset = 0, samples_size = 0;
   while (reader.remaining() > 0) {
     const size_t field_start = reader.offset();
+    // A tag is a 32-bit varint of at most 5 bytes; protobuf drops the bits above 32.
     uint64_t tag;
-    if (!reader.ReadVarint(&tag)) return Malformed(field_start, "bad field tag");
-    const uint64_t number = tag >> 3;
+    if (!reader.ReadVarint(&tag, 5)) return Malformed(field_start, "bad field tag");
+    const uint32_t number = static_cast<uint32_t>(tag) >> 3;
     const uint32_t wire = static_cast<uint32_t>(tag & 7);
-    if (number == 0 || number > 0x1fffffff) return Malformed(field_start, "bad field number");
+    if (number == 0) return Malformed(field_start, "bad field number");
     switch (wire) {
       case kVarint: {
         uint64_t value;
@@ -127,8 +129,11 @@ absl::StatusOr<DecodedIngestRequest> DecodeIngestRequest(const grpc::ByteBuffer&
         }
         break;
       case kLengthDelimited: {
+        // A length is a varint of at most 5 bytes below 2^31 (protobuf's ReadSize).
         uint64_t length;
-        if (!reader.ReadVarint(&length)) return Malformed(field_start, "truncated length");
+        if (!reader.ReadVarint(&length, 5) || length >= (uint64_t{1} << 31)) {
+          return Malformed(field_start, "bad or truncated length");
+        }
         if (length > reader.remaining()) {
           return Malformed(field_start, "field longer than the message");
         }

@@ -10,7 +10,9 @@
 // order; a singular field that occurs more than once takes its last value; unknown fields,
 // and known field numbers carried with another wire type, are skipped. Rejected with
 // INVALID_ARGUMENT, naming the byte offset: a truncated field, a varint longer than 10
-// bytes, field number 0, groups, wire types 6 and 7. The histogram name is not checked
+// bytes (a tag or a length longer than 5, a length of 2^31 or more: protobuf's limits; a
+// tag's bits above 32 are dropped, as protobuf drops them), field number 0, groups, wire
+// types 6 and 7. The histogram name is not checked
 // for UTF-8 (names are checked where histograms are created; an unknown name is NOT_FOUND
 // downstream). `type` is the enum's number as sent (open enum).
 // Thread safety: a pure function.

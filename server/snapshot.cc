@@ -191,6 +191,11 @@ absl::StatusOr<SnapshotStats> LoadSnapshot(const std::string& path, HistogramSto
                                             sums.above_cap, spec->shape.cap));
     }
     absl::StatusOr<std::shared_ptr<HistogramEntry>> entry = store.Create(*spec);
+    if (absl::IsInvalidArgument(entry.status())) {
+      // A name, shape or axis no daemon accepts: the file is damaged, whatever its checksum.
+      return DataLoss(path, absl::StrFormat("histogram %d of %d: %s", i + 1, header.histograms(),
+                                            entry.status().message()));
+    }
     if (!entry.ok()) {
       return absl::Status(entry.status().code(),
                           absl::StrFormat("snapshot %s: restoring histogram '%s': %s", path, name,

@@ -169,6 +169,32 @@ TEST(IngestRequestDecoderTest, MalformedInputNamesTheProblem) {
   }
 }
 
+// Regression (ingest decoder fuzz target): tags and lengths are read as protobuf reads them,
+// at most 5 bytes, a tag's bits above 32 dropped; the decoder had read both as 10-byte
+// varints, refusing a 5-byte tag with high bits that protobuf accepts and accepting an
+// overlong length that protobuf refuses.
+TEST(IngestRequestDecoderTest, TagsAndLengthsFollowProtobufsFiveByteLimits) {
+  v1::IngestRequest base;
+  base.set_sequence(3);
+  base.set_samples("abcd");
+  // Field 4 (samples, length-delimited) with bit 32 set in a 5-byte tag: still field 4.
+  std::string high_tag = base.SerializeAsString() + std::string("\xa2\x80\x80\x80\x10\x02xy", 8);
+  // A 6-byte tag, and a 6-byte length of 2 (overlong encodings of small values).
+  std::string long_tag = base.SerializeAsString() + std::string("\x88\x80\x80\x80\x80\x00\x01", 7);
+  std::string long_length = base.SerializeAsString() + std::string("\x22\x82\x80\x80\x80\x80\x00xy", 9);
+  for (const std::string& wire : {high_tag, long_tag, long_length}) {
+    v1::IngestRequest want;
+    const bool parsed = want.ParseFromString(wire);
+    absl::StatusOr<DecodedIngestRequest> got =
+        DecodeIngestRequest(grpc::ByteBuffer(std::vector<grpc::Slice>{grpc::Slice(wire)}.data(), 1));
+    ASSERT_EQ(got.ok(), parsed) << got.status();
+    if (parsed) ExpectSame(*got, want);
+  }
+  v1::IngestRequest want;
+  ASSERT_TRUE(want.ParseFromString(high_tag));
+  EXPECT_EQ(want.samples(), "xy");
+}
+
 TEST(IngestRequestDecoderTest, EmptyMessageIsAllDefaults) {
   absl::StatusOr<DecodedIngestRequest> got = DecodeIngestRequest(grpc::ByteBuffer());
   ASSERT_TRUE(got.ok()) << got.status();

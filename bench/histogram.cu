@@ -46,7 +46,7 @@
 #include "kernels/cuda/histogram/cluster_resident_geometry.h"
 #include "kernels/cuda/histogram/histogram_accumulate.h"
 #include "kernels/cuda/histogram/histogram_tuning.h"
-#include "kernels/cuda/histogram/roulo_variants.h"
+#include "experiments/histogram/roulo_variants.h"
 
 namespace hb = histd::bench;
 namespace hc = histd::cuda;

@@ -20,9 +20,9 @@
 #include "kernels/cuda/reduce_scan/dispatch_scan.cuh"
 #include "kernels/cuda/reduce_scan/reduce.h"
 #include "kernels/cuda/reduce_scan/projection.h"
-#include "kernels/cuda/reduce_scan/row_partition.h"
+#include "experiments/reduce_scan/row_partition.h"
 #include "kernels/cuda/reduce_scan/scan.h"
-#include "kernels/cuda/reduce_scan/seed_reduce.h"
+#include "experiments/reduce_scan/seed_reduce.h"
 
 namespace {
 

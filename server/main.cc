@@ -150,6 +150,7 @@ int main(int argc, char** argv) {
   usage.contains_help_flags = [](absl::string_view file) {
     return absl::EndsWith(file, "server/main.cc");
   };
+  usage.version_string = [] { return std::string("histd ") + HISTD_VERSION + "\n"; };
   absl::SetFlagsUsageConfig(usage);
   absl::ParseCommandLine(argc, argv);
   // Before any thread starts (the flag library starts none).

@@ -16,7 +16,8 @@ void PrintTopHelp() {
   std::printf(
       "histctl: command-line client of histd, the GPU histogram service.\n\n"
       "usage: histctl [global flags] <subcommand> [flags] [arguments]\n"
-      "       histctl <subcommand> --help\n\nsubcommands:\n");
+      "       histctl <subcommand> --help\n"
+      "       histctl --version\n\nsubcommands:\n");
   for (const Command& c : Commands()) std::printf("  %-10s %s\n", c.name, c.summary);
   FlagSet flags;
   GlobalOptions global;
@@ -49,6 +50,10 @@ size_t SubcommandIndex(const std::vector<std::string>& args) {
 
 int Main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.size() == 1 && (args[0] == "--version" || args[0] == "version")) {
+    std::printf("histctl %s\n", HISTD_VERSION);
+    return kExitOk;
+  }
   const size_t sub = SubcommandIndex(args);
 
   GlobalOptions global;

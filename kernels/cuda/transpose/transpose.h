@@ -150,18 +150,4 @@ class Transpose {
 absl::Status RunTranspose(const TransposeArgs& args, cudaStream_t stream,
                           TransposePath path = TransposePath::kAuto);
 
-// ---- Seed 000's path (docs/references.md), float32, tight pitches, for the benchmark. ----
-// Each bounds-checks, so any rows x cols works (grid limits: rows, cols < 2^21).
-enum class SeedTranspose {
-  kCopy,        // plain copy with the transpose's indexing: the floor the seed compares with
-  kCopyShared,  // copy through a shared-memory tile with a barrier
-  kNaive,       // out[c][r] = in[r][c]: reads coalesced, writes strided
-  kCoalesced,   // 32x32 shared tile: both sides coalesced, 32-way bank conflicts on reads
-  kPadded,      // 32x33 tile: no bank conflicts
-  kDiagonal,    // padded tile plus diagonal block order (against partition camping)
-};
-const char* SeedTransposeName(SeedTranspose variant);
-absl::Status RunSeedTranspose(SeedTranspose variant, const float* in, float* out, int64_t rows,
-                              int64_t cols, cudaStream_t stream);
-
 }  // namespace histd::cuda

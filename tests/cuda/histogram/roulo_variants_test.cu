@@ -11,7 +11,7 @@
 
 #include "bench/histogram_workloads.cuh"
 #include "kernels/cuda/common/device_buffer.h"
-#include "kernels/cuda/histogram/roulo_variants.h"
+#include "experiments/histogram/roulo_variants.h"
 #include "tests/cuda/histogram/histogram_test_util.h"
 
 namespace histd::testing {

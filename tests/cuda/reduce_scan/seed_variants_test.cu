@@ -8,8 +8,8 @@
 
 #include "kernels/cuda/common/cuda_status.h"
 #include "kernels/cuda/common/device_buffer.h"
-#include "kernels/cuda/reduce_scan/row_partition.h"
-#include "kernels/cuda/reduce_scan/seed_reduce.h"
+#include "experiments/reduce_scan/row_partition.h"
+#include "experiments/reduce_scan/seed_reduce.h"
 #include "tests/cuda/gpu_test_util.h"
 #include "tests/cuda/reduce_scan/reference.h"
 

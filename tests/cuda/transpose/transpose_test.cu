@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "kernels/cuda/common/device_buffer.h"
+#include "experiments/transpose/seed_transpose.h"
 #include "kernels/cuda/transpose/transpose.h"
 #include "tests/cuda/gpu_test_util.h"
 

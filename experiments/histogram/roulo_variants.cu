@@ -1,5 +1,5 @@
 // Roulo's V0..V6 (see roulo_variants.h for what each is and its soft-cap semantics).
-#include "kernels/cuda/histogram/roulo_variants.h"
+#include "experiments/histogram/roulo_variants.h"
 
 #include <cstdint>
 

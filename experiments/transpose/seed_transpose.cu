@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "kernels/cuda/common/cuda_status.h"
-#include "kernels/cuda/transpose/transpose.h"
+#include "experiments/transpose/seed_transpose.h"
 
 namespace histd::cuda {
 namespace {

@@ -1,6 +1,6 @@
 // Seed 004's row-partition reduce and scan (see row_partition.h). The per-block work reuses
 // the production building blocks: SliceReduce for GPU_Reduce, TileScan for GPU_Scan.
-#include "kernels/cuda/reduce_scan/row_partition.h"
+#include "experiments/reduce_scan/row_partition.h"
 
 #include <cuda_runtime.h>
 

@@ -1,6 +1,6 @@
 // Seed 002's seven reduction steps (see seed_reduce.h), each a kernel that reduces a
 // block's elements to one partial; SeedReduce::run applies it pass after pass.
-#include "kernels/cuda/reduce_scan/seed_reduce.h"
+#include "experiments/reduce_scan/seed_reduce.h"
 
 #include <cuda_runtime.h>
 

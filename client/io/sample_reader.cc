@@ -342,11 +342,17 @@ absl::StatusOr<std::unique_ptr<SampleReader>> OpenSampleReader(const std::string
       return TypeMismatch(path, options.type, SampleTypeName(type) + std::string(" samples"));
     }
     const uint64_t values = type == histd::v1::SAMPLE_TYPE_XY_F32 ? 2 : 1;
-    const uint64_t data_bytes = samples * values * DTypeSize(header->dtype);  // <= the file
-    if (file_bytes >= 0 && static_cast<uint64_t>(file_bytes) != header->data_offset + data_bytes) {
+    // Overflow-checked: a shape of 2^61 + 1 uint64 samples must not pass for 8 bytes.
+    const absl::StatusOr<uint64_t> data_bytes = ArrayByteLength(header->dtype, samples, values);
+    uint64_t file_needs = 0;
+    if (!data_bytes.ok() || __builtin_add_overflow(header->data_offset, *data_bytes, &file_needs)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("'", path, "': npy shape (", samples, ", ...) overflows 64-bit sizes"));
+    }
+    if (file_bytes >= 0 && static_cast<uint64_t>(file_bytes) != file_needs) {
       return absl::InvalidArgumentError(
           absl::StrCat("'", path, "' holds ", file_bytes - static_cast<int64_t>(header->data_offset),
-                       " data bytes but its shape needs ", data_bytes));
+                       " data bytes but its shape needs ", *data_bytes));
     }
     return std::unique_ptr<SampleReader>(std::make_unique<PackedSampleReader>(
         std::move(*file), path, type, header->dtype, header->data_offset, samples, file_bytes));

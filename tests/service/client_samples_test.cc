@@ -108,6 +108,18 @@ TEST(SampleReaderTest, RejectsFilesThatAreNotSamples) {
   EXPECT_EQ(io::OpenSampleReader(dir.Path("none.u32")).status().code(), absl::StatusCode::kNotFound);
 }
 
+// Regression (npy fuzz target): the data size is computed overflow-checked; 8 x (2^61 + 1)
+// wrapped to 8, so a header declaring 2^61 + 1 uint64 indices passed for 8 data bytes.
+TEST(SampleReaderTest, AnNpyShapeWhoseSizeOverflowsIsRefused) {
+  TempDir dir;
+  const std::string huge = dir.Path("huge.npy");
+  WriteFile(huge, io::EncodeNpyHeader(v1::DTYPE_U64, {(uint64_t{1} << 61) + 1}) + std::string(8, '\0'));
+  EXPECT_EQ(io::OpenSampleReader(huge).status().code(), absl::StatusCode::kInvalidArgument);
+  const std::string huge_xy = dir.Path("huge_xy.npy");  // 2^60 + 1 pairs of float64: 16 bytes
+  WriteFile(huge_xy, io::EncodeNpyHeader(v1::DTYPE_F64, {(uint64_t{1} << 60) + 1, 2}) + std::string(16, '\0'));
+  EXPECT_EQ(io::OpenSampleReader(huge_xy).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
 TEST(SampleReaderTest, CsvIndicesAndPairs) {
   TempDir dir;
   const std::string idx = dir.Path("i.csv");

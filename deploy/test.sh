@@ -9,3 +9,5 @@ bash "$root/deploy/build.sh"
 cd "$build"
 ctest --output-on-failure -j"$(nproc)" "$@"
 HISTD_BUILD_DIR="$PWD" bash "$root/client/python/test.sh"  # the Python client's tests, in a venv under the build directory (the cwd here); HISTD_SKIP_PYTHON=1 skips them
+# Last, the ASan+UBSan tests and a short run of every fuzz target (HISTD_SKIP_SANITIZE=1 skips them).
+bash "$root/deploy/test-sanitize.sh"

@@ -6,9 +6,10 @@
 // its Read batch size - 1), then the text of the file, read from a memfd.
 // Asserts: no crash; an array read has rows x cols x element size bytes and survives
 // WriteCsvArray + ReadCsvArray unchanged (NaNs as NaNs); the sample reader and ReadCsvArray
-// agree: with bin indices asked for, the reader succeeds exactly when ReadCsvArray as U32
-// gives one column (or no rows), with the same bytes; with x/y, likewise for F32 and two
-// columns.
+// agree: with x/y asked for, the reader succeeds exactly when ReadCsvArray as F32 gives two
+// columns (or no rows), with the same bytes; with bin indices, a file ReadCsvArray reads as
+// one U32 column gives the same indices, and what the reader accepts is one F64 column of
+// integral values in [0, 2^32), each the index read.
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -104,16 +105,42 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const auto type = static_cast<v1::SampleType>((data[0] >> 3) & 3);
   const size_t batch = 1 + (data[0] >> 5);
   const absl::StatusOr<std::string> samples = fuzz::ReadSamples(file->path(), type, batch);
-  if (type == v1::SAMPLE_TYPE_BIN_INDEX_U32 || type == v1::SAMPLE_TYPE_XY_F32) {
-    const bool xy = type == v1::SAMPLE_TYPE_XY_F32;
-    const absl::StatusOr<io::ArrayData> as_array =
-        io::ReadCsvArray(file->path(), xy ? v1::DTYPE_F32 : v1::DTYPE_U32);
-    const bool array_ok = as_array.ok() && (as_array->rows == 0 || as_array->cols == (xy ? 2u : 1u));
+  if (type == v1::SAMPLE_TYPE_XY_F32) {
+    const absl::StatusOr<io::ArrayData> as_array = io::ReadCsvArray(file->path(), v1::DTYPE_F32);
+    const bool array_ok = as_array.ok() && (as_array->rows == 0 || as_array->cols == 2u);
     if (samples.ok() != array_ok) {
       fuzz::Fail("the sample reader (" + samples.status().ToString() + ") and ReadCsvArray (" +
                  as_array.status().ToString() + ") disagree");
     }
     if (samples.ok() && *samples != as_array->bytes) fuzz::Fail("the sample reader and ReadCsvArray read different values");
+  }
+  if (type == v1::SAMPLE_TYPE_BIN_INDEX_U32) {
+    // Indices: integers in [0, 2^32), also written as integral floats. Every file that
+    // ReadCsvArray reads as one u32 column gives the same indices; and whatever the reader
+    // accepts, ReadCsvArray reads as one f64 column of those integral values.
+    const absl::StatusOr<io::ArrayData> as_u32 = io::ReadCsvArray(file->path(), v1::DTYPE_U32);
+    if (as_u32.ok() && (as_u32->rows == 0 || as_u32->cols == 1) &&
+        (!samples.ok() || *samples != as_u32->bytes)) {
+      fuzz::Fail("the sample reader (" + samples.status().ToString() + ") misreads a u32 column");
+    }
+    if (samples.ok()) {
+      const absl::StatusOr<io::ArrayData> as_f64 = io::ReadCsvArray(file->path(), v1::DTYPE_F64);
+      if (!as_f64.ok() || (as_f64->rows != 0 && as_f64->cols != 1) ||
+          as_f64->bytes.size() != 2 * samples->size()) {
+        fuzz::Fail("the sample reader accepted what ReadCsvArray refuses as one f64 column: " +
+                   as_f64.status().ToString());
+      }
+      for (size_t i = 0; i < samples->size() / 4; ++i) {
+        uint32_t index;
+        double d;
+        std::memcpy(&index, samples->data() + 4 * i, 4);
+        std::memcpy(&d, as_f64->bytes.data() + 8 * i, 8);
+        if (!(d >= 0 && d < 4294967296.0 && d == std::floor(d)) || static_cast<uint32_t>(d) != index) {
+          fuzz::Fail("index " + std::to_string(i) + " read as " + std::to_string(index) +
+                     ", its value is " + std::to_string(d));
+        }
+      }
+    }
   }
   return 0;
 }

@@ -1,6 +1,7 @@
 // histd_fuzz_seeds DIR: writes the seed corpus of every fuzz target to DIR/<what>/ (the
 // checked-in tests/fuzz/corpus/; rerun it when an input format changes). Seeds are small,
-// valid inputs and a few near-valid ones (one field off), named by what they hold.
+// valid inputs and a few near-valid ones (one field off), named by what they hold. The
+// corpus also keeps, as regress-*, inputs that once failed a target (never rewritten here).
 #include <sys/stat.h>
 #include <unistd.h>
 

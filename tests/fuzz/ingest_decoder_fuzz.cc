@@ -13,9 +13,9 @@
 // parses and the message holds no group, the decoder accepts; rejections are
 // INVALID_ARGUMENT. For a decoded payload of a
 // known sample type, CheckIngestMessage + CopyValidatedPayload accept exactly when the
-// length is a multiple of the sample size, coordinates go to a histogram with both axes,
-// every index is < rows x cols and every coordinate finite, and then copy the samples
-// unchanged; the codes are INVALID_ARGUMENT (FAILED_PRECONDITION without axes).
+// length is a multiple of the sample size, coordinates go to a histogram with both axes
+// and every index is < rows x cols, and then copy the samples unchanged and count the NaN
+// coordinates per axis; the codes are INVALID_ARGUMENT (FAILED_PRECONDITION without axes).
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -90,6 +90,7 @@ void CheckValidation(const uint8_t* header, const server::DecodedIngestRequest& 
   const size_t element = SampleBytes(kind);
   const uint64_t bins = uint64_t{spec.shape.rows} * spec.shape.cols;
   bool want_ok = samples.size() % element == 0 && (kind == SampleKind::kBinIndex || spec.has_both_axes());
+  server::NanCounts want_nans;
   for (size_t i = 0; want_ok && i + 4 <= samples.size(); i += 4) {
     uint32_t word;
     std::memcpy(&word, samples.data() + i, 4);
@@ -98,16 +99,17 @@ void CheckValidation(const uint8_t* header, const server::DecodedIngestRequest& 
     } else {
       float f;
       std::memcpy(&f, &word, 4);
-      want_ok = std::isfinite(f);
+      (i % 8 == 0 ? want_nans.x : want_nans.y) += std::isnan(f);
     }
   }
 
   absl::Status status = server::CheckIngestMessage(spec, kind, samples.size());
   std::vector<uint32_t> staging(samples.size() / 4 + 2);
   uint8_t* dst = reinterpret_cast<uint8_t*>(staging.data()) + ((header[0] & 0x80) ? 4 : 0);
+  server::NanCounts nans;
   if (status.ok()) {
     status = server::CopyValidatedPayload(spec, kind, decoded.samples, 0, samples.size() / element,
-                                          dst, stores);
+                                          dst, stores, &nans);
   }
   if (status.ok() != want_ok) {
     Fail("validation disagrees with the reference", status.ToString());
@@ -117,6 +119,9 @@ void CheckValidation(const uint8_t* header, const server::DecodedIngestRequest& 
   }
   if (status.ok() && std::memcmp(dst, samples.data(), samples.size()) != 0) {
     Fail("validated copy differs from the samples", "");
+  }
+  if (status.ok() && (nans.x != want_nans.x || nans.y != want_nans.y)) {
+    Fail("NaN counts differ from the reference", std::to_string(nans.x) + ", " + std::to_string(nans.y));
   }
 }
 

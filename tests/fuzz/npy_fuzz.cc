@@ -7,8 +7,9 @@
 // whose header ParseNpyHeader accepts and whose size is the header plus exactly the bytes
 // the shape needs, returns the data as stored (C order) or transposed (Fortran order),
 // and its array survives WriteNpyArray + ReadNpyArray unchanged; an opened sample reader
-// knows its sample count, header + count x sample size is the file size (no overflow), and
-// reading hands out exactly the data bytes of the file (or an error).
+// knows its sample count, header + count x the file's sample size is the file size (no
+// overflow), and reading hands out the file's values converted to the wire types (indices
+// in [0, 2^32) as uint32, float64 coordinates rounded to float32), or an error.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -73,9 +74,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   absl::StatusOr<std::unique_ptr<io::SampleReader>> reader = io::OpenSampleReader(file->path(), options);
   if (!reader.ok()) return 0;
   if (!header.ok()) fuzz::Fail("the sample reader accepted a header ParseNpyHeader refuses");
-  const size_t sample_bytes = client::SampleTypeBytes((*reader)->type());
-  if (!(*reader)->total_samples().has_value() ||
-      header->data_offset + static_cast<unsigned __int128>(*(*reader)->total_samples()) * sample_bytes !=
+  const bool xy = (*reader)->type() == v1::SAMPLE_TYPE_XY_F32;
+  const size_t element = client::DTypeSize(header->dtype);
+  const size_t file_sample = (xy ? 2 : 1) * element;
+  if (element == 0 || !(*reader)->total_samples().has_value() ||
+      header->data_offset + static_cast<unsigned __int128>(*(*reader)->total_samples()) * file_sample !=
           bytes.size()) {
     fuzz::Fail("the sample reader's count disagrees with the file size");
   }
@@ -87,6 +90,37 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (*n == 0) break;
     if (*n > batch) fuzz::Fail("Read returned more samples than asked for");
   }
-  if (out != bytes.substr(header->data_offset)) fuzz::Fail("the samples read are not the file's data");
+  // The reference: each value of the file converted to the wire type on its own.
+  const std::string stored = bytes.substr(header->data_offset);
+  std::string want;
+  for (size_t i = 0; i + element <= stored.size(); i += element) {
+    const char* p = stored.data() + i;
+    if (xy) {
+      float f;
+      if (header->dtype == v1::DTYPE_F32) {
+        std::memcpy(&f, p, 4);
+      } else {
+        double d;
+        std::memcpy(&d, p, 8);
+        f = static_cast<float>(d);  // to nearest; beyond float32's range: +-inf
+      }
+      want.append(reinterpret_cast<const char*>(&f), 4);
+      continue;
+    }
+    uint64_t u = 0;
+    bool fits = true;
+    switch (header->dtype) {
+      case v1::DTYPE_U8: u = static_cast<uint8_t>(*p); break;
+      case v1::DTYPE_U32: { uint32_t v; std::memcpy(&v, p, 4); u = v; break; }
+      case v1::DTYPE_U64: std::memcpy(&u, p, 8); break;
+      case v1::DTYPE_I32: { int32_t v; std::memcpy(&v, p, 4); fits = v >= 0; u = static_cast<uint64_t>(v); break; }
+      case v1::DTYPE_I64: { int64_t v; std::memcpy(&v, p, 8); fits = v >= 0; u = static_cast<uint64_t>(v); break; }
+      default: fits = false;
+    }
+    if (!fits || u > UINT32_MAX) fuzz::Fail("an index out of range was handed out");
+    const uint32_t index = static_cast<uint32_t>(u);
+    want.append(reinterpret_cast<const char*>(&index), 4);
+  }
+  if (out != want) fuzz::Fail("the samples read are not the file's values converted");
   return 0;
 }

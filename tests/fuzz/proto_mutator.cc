@@ -202,7 +202,7 @@ class Mutator {
       constexpr int kUnnamed[] = {-1, 99, 0x7fffffff, std::numeric_limits<int>::min()};
       return kUnnamed[Below(4)];
     }
-    if (OneIn(6)) return current + 1;
+    if (OneIn(6)) return static_cast<int>(static_cast<uint32_t>(current) + 1u);
     return e->value(static_cast<int>(Below(e->value_count())))->number();
   }
 

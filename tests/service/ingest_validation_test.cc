@@ -50,7 +50,7 @@ TEST(IngestValidationTest, BinIndicesCopyExactlyAndNameTheFirstOffender) {
       // A second offender later on: the message names the first.
       if (bad < count && bad + 1 < count) v[count - 1] = bins + 5;
       std::string src(1 + 4 * count, '\0');  // +1: a misaligned copy of the payload
-      std::memcpy(src.data() + 1, v.data(), 4 * count);
+      if (count > 0) std::memcpy(src.data() + 1, v.data(), 4 * count);  // (null when empty)
       const auto* p = reinterpret_cast<const uint8_t*>(src.data() + 1);
       std::vector<uint8_t> dst(4 * count + 8, 0xA5);  // poisoned
       for (uint8_t* out : {dst.data(), static_cast<uint8_t*>(nullptr)}) {
@@ -58,7 +58,7 @@ TEST(IngestValidationTest, BinIndicesCopyExactlyAndNameTheFirstOffender) {
         if (bad >= count) {
           ASSERT_TRUE(s.ok()) << s;
           if (out != nullptr) {
-            EXPECT_EQ(std::memcmp(out, v.data(), 4 * count), 0);
+            if (count > 0) EXPECT_EQ(std::memcmp(out, v.data(), 4 * count), 0);
             EXPECT_EQ(dst[4 * count], 0xA5);  // nothing written past the samples
           }
         } else {
@@ -102,14 +102,14 @@ TEST(IngestValidationTest, CoordinatesCopyExactlyAndCountNaNsPerAxis) {
         if (std::isnan(special)) (axis == 0 ? want.x : want.y) += 1;
       }
       std::string src(1 + 8 * count, '\0');
-      std::memcpy(src.data() + 1, xy.data(), 8 * count);
+      if (count > 0) std::memcpy(src.data() + 1, xy.data(), 8 * count);  // (null when empty)
       const auto* p = reinterpret_cast<const uint8_t*>(src.data() + 1);
       std::vector<uint8_t> dst(8 * count, 0xA5);
       NanCounts nans;
       absl::Status s = CopyValidatedSamples(spec, SampleKind::kCoordXY, p, count, dst.data(), 0,
                                             CopyStores::kAuto, &nans);
       ASSERT_TRUE(s.ok()) << s;
-      EXPECT_EQ(std::memcmp(dst.data(), xy.data(), 8 * count), 0);
+      if (count > 0) EXPECT_EQ(std::memcmp(dst.data(), xy.data(), 8 * count), 0);
       EXPECT_EQ(nans.x, want.x);
       EXPECT_EQ(nans.y, want.y);
     }

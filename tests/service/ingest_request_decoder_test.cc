@@ -204,7 +204,8 @@ TEST(IngestRequestDecoderTest, EmptyMessageIsAllDefaults) {
 }
 
 // A payload over many small slices, each sample likely straddling two of them: the fused
-// copy + check gives the same bytes and names the same first offender as on one buffer.
+// copy + check gives the same bytes, names the same first offender (an index out of range)
+// and counts the same NaNs (valid coordinates, counted apart) as on one buffer.
 TEST(SamplePayloadTest, ValidatedCopyOverSplitPayloadMatchesContiguous) {
   const uint64_t seed = TestSeed();
   SCOPED_TRACE(::testing::Message() << "seed " << seed);
@@ -247,12 +248,19 @@ TEST(SamplePayloadTest, ValidatedCopyOverSplitPayloadMatchesContiguous) {
       const size_t first = count > 0 ? rng() % count : 0;
       const size_t n = count > 0 ? rng() % (count - first + 1) : 0;
       std::vector<uint8_t> got(n * element + 8, 0xA5), want(n * element + 8, 0xA5);
+      NanCounts nans_contiguous, nans_split;
       const absl::Status contiguous = CopyValidatedSamples(
           spec, kind, reinterpret_cast<const uint8_t*>(wire.data() + prefix + first * element),
-          n, want.data(), first);
-      const absl::Status split = CopyValidatedPayload(spec, kind, payload, first, n, got.data());
-      ASSERT_EQ(split.ok(), bad < first || bad >= first + n) << split;
+          n, want.data(), first, CopyStores::kAuto, &nans_contiguous);
+      const absl::Status split = CopyValidatedPayload(spec, kind, payload, first, n, got.data(),
+                                                      CopyStores::kAuto, &nans_split);
+      const bool poisoned_part = bad >= first && bad < first + n;
+      ASSERT_EQ(split.ok(), kind == SampleKind::kCoordXY || !poisoned_part) << split;
       ASSERT_EQ(split, contiguous);
+      EXPECT_EQ(nans_split.x + nans_split.y,
+                kind == SampleKind::kCoordXY && poisoned_part ? 1u : 0u);
+      EXPECT_EQ(nans_split.x, nans_contiguous.x);
+      EXPECT_EQ(nans_split.y, nans_contiguous.y);
       if (split.ok()) {
         EXPECT_EQ(got, want);  // every byte, and nothing past the part
       } else {
@@ -260,7 +268,7 @@ TEST(SamplePayloadTest, ValidatedCopyOverSplitPayloadMatchesContiguous) {
             << split;
       }
       const absl::Status check_only = CopyValidatedPayload(spec, kind, payload, 0, count, nullptr);
-      EXPECT_EQ(check_only.ok(), bad >= count);
+      EXPECT_EQ(check_only.ok(), kind == SampleKind::kCoordXY || bad >= count);
     }
   }
 }

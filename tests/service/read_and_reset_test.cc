@@ -215,8 +215,11 @@ TEST_P(ReadAndResetTest, CyclesUnderConcurrentIngestLoseAndDoubleNothing) {
     non_empty_cycles += total != 0;
     ++cycles;
   };
-  const absl::Time end = absl::Now() + absl::Seconds(2);
-  while (absl::Now() < end) {
+  // At least 2 s and 10 cycles that held samples (slow builds, e.g. ASan, need longer),
+  // at most 30 s.
+  const absl::Time begin = absl::Now();
+  while ((absl::Now() < begin + absl::Seconds(2) || non_empty_cycles < 10) &&
+         absl::Now() < begin + absl::Seconds(30)) {
     absl::SleepFor(absl::Milliseconds(20));
     harvest(ReadAndReset(*histograms_, "dqm"));
     if (::testing::Test::HasFatalFailure()) break;

@@ -1,6 +1,6 @@
 // Benchmark of coordinate binning in the production histogram kernel: the same samples fed
 // as flattened bin indices and as float32 (x, y) pairs binned on the device with the exact
-// axis rule (kernels/axis_binning.h), in one process on the same buffers.
+// axis rule (model/axis_binning.h), in one process on the same buffers.
 //
 //   roulo    64 histograms of 256 x 8192 bins, 2^20 clustered samples each (Roulo's eye)
 //   uniform  the same, every bin equally likely
@@ -12,7 +12,7 @@
 // Pairs sit inside their bins (roulo, uniform, message), so both forms must give the same
 // bins: "matches" compares the pair histograms with the index histograms, and the edge
 // workload with a host loop over AxisBin (itself checked against rational arithmetic by
-// tests/kernels/axis_binning_test.cc). Bins are reset (untimed) before every repetition;
+// tests/model/axis_binning_test.cc). Bins are reset (untimed) before every repetition;
 // medians of 9. Floor: samples read plus bins written at the device copy bandwidth.
 #include <cuda_runtime.h>
 
@@ -24,8 +24,8 @@
 
 #include "bench/bench_util.cuh"
 #include "bench/histogram_workloads.cuh"
-#include "kernels/axis_binning.h"
-#include "kernels/cuda/histogram/histogram_accumulate.h"
+#include "model/axis_binning.h"
+#include "kernels/histogram/histogram_accumulate.h"
 
 namespace hb = histd::bench;
 namespace hc = histd::cuda;

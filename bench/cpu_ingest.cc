@@ -1,4 +1,4 @@
-// CPU engine ingest benchmark: Engine::Apply of the CPU engine (kernels/cpu/cpu_ingest.h) on
+// CPU engine ingest benchmark: Engine::Apply of the CPU engine (engine/cpu/cpu_ingest.h) on
 // one staging buffer of 2^22 bin indices spread over 16 histograms of 256 x 8192 (Roulo's
 // shape; 32 MiB of bins, like the load generator's), per thread count. The peer in the
 // same process is a plain single-threaded loop with no saturation check and no
@@ -15,8 +15,8 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/synchronization/notification.h"
-#include "kernels/engine.h"
-#include "kernels/engine_factory.h"
+#include "engine/engine.h"
+#include "engine/engine_factory.h"
 
 ABSL_FLAG(int, max_threads, 0, "largest engine thread count (0: hardware threads)");
 ABSL_FLAG(int, repeat, 15, "applies per cell (the fastest is printed)");

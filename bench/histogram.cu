@@ -42,10 +42,10 @@
 #include "bench/histogram_timeline.cuh"
 #include "bench/histogram_workloads.cuh"
 #include "bench/launch_ceilings.cuh"
-#include "kernels/cuda/histogram/bucketed_layout.h"
-#include "kernels/cuda/histogram/cluster_resident_geometry.h"
-#include "kernels/cuda/histogram/histogram_accumulate.h"
-#include "kernels/cuda/histogram/histogram_tuning.h"
+#include "kernels/histogram/bucketed_layout.h"
+#include "kernels/histogram/cluster_resident_geometry.h"
+#include "kernels/histogram/histogram_accumulate.h"
+#include "kernels/histogram/histogram_tuning.h"
 #include "experiments/histogram/roulo_variants.h"
 
 namespace hb = histd::bench;

@@ -13,8 +13,8 @@
 
 #include "bench/bench_util.cuh"
 #include "bench/histogram_workloads.cuh"
-#include "kernels/cuda/common/device_sms.h"
-#include "kernels/cuda/histogram/exact_bin_ops.cuh"
+#include "kernels/common/device_sms.h"
+#include "kernels/histogram/exact_bin_ops.cuh"
 
 namespace histd::bench {
 

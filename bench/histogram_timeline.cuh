@@ -20,12 +20,12 @@
 #include <vector>
 
 #include "bench/bench_util.cuh"
-#include "kernels/cuda/common/device_sms.h"
-#include "kernels/cuda/histogram/agent_bucketed.cuh"
-#include "kernels/cuda/histogram/deferred_misses.cuh"
-#include "kernels/cuda/histogram/histogram_accumulate.h"
-#include "kernels/cuda/histogram/tile_view.cuh"
-#include "kernels/cuda/histogram/tile_windows.cuh"
+#include "kernels/common/device_sms.h"
+#include "kernels/histogram/agent_bucketed.cuh"
+#include "kernels/histogram/deferred_misses.cuh"
+#include "kernels/histogram/histogram_accumulate.h"
+#include "kernels/histogram/tile_view.cuh"
+#include "kernels/histogram/tile_windows.cuh"
 
 namespace histd::bench {
 

@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "bench/bench_util.cuh"
-#include "kernels/cuda/common/dependent_launch.cuh"
-#include "kernels/cuda/common/device_sms.h"
+#include "kernels/common/dependent_launch.cuh"
+#include "kernels/common/device_sms.h"
 
 namespace histd::bench {
 

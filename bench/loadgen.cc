@@ -36,9 +36,9 @@
 #include "bench/loadgen/bare_sink.h"
 #include "bench/loadgen/load_runner.h"
 #include "client/histd_client.h"
-#include "server/log.h"
-#include "server/malloc_tuning.h"
-#include "server/server.h"
+#include "server/core/log.h"
+#include "server/core/malloc_tuning.h"
+#include "server/grpc/server.h"
 
 ABSL_FLAG(std::string, target, "", "host:port of a running histd; empty: start one in-process");
 ABSL_FLAG(std::string, engine, "auto", "in-process histd engine: auto, cpu or cuda");

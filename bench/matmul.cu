@@ -15,7 +15,7 @@
 
 #include "bench/bench_cublas.cuh"
 #include "bench/bench_util.cuh"
-#include "kernels/cuda/matmul/matmul.h"
+#include "kernels/matmul/matmul.h"
 
 namespace {
 

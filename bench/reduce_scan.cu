@@ -16,12 +16,12 @@
 #include <vector>
 
 #include "bench/bench_util.cuh"
-#include "kernels/cuda/reduce_scan/dispatch_reduce.cuh"
-#include "kernels/cuda/reduce_scan/dispatch_scan.cuh"
-#include "kernels/cuda/reduce_scan/reduce.h"
-#include "kernels/cuda/reduce_scan/projection.h"
+#include "kernels/reduce_scan/dispatch_reduce.cuh"
+#include "kernels/reduce_scan/dispatch_scan.cuh"
+#include "kernels/reduce_scan/reduce.h"
+#include "kernels/reduce_scan/projection.h"
 #include "experiments/reduce_scan/row_partition.h"
-#include "kernels/cuda/reduce_scan/scan.h"
+#include "kernels/reduce_scan/scan.h"
 #include "experiments/reduce_scan/seed_reduce.h"
 
 namespace {
@@ -107,7 +107,7 @@ void PrintTable(const std::string& title, const std::vector<Row>& rows, double b
 
 template <typename Tuning>
 Op OurReduceF32(const float* in, uint64_t n, float* out, Scratch& ws, int sms, bool pdl = true) {
-  const hc::ReduceArgs a{in, DType::kF32, 1, n, Engine::ReduceOp::kSum, Dim::kAll, out};
+  const hc::ReduceArgs a{in, DType::kF32, 1, n, ReduceOp::kSum, Dim::kAll, out};
   rs::ReducePlan plan = rs::MakeReducePlan<Tuning>(a, sms);
   plan.dependent_launch = pdl;
   void* w = ws.Get(plan.workspace_bytes);
@@ -173,7 +173,7 @@ int main() {
     red.push_back({"CUB DeviceReduce::Sum", n, TimeUs([&](cudaStream_t st) {
                      BENCH_CUDA(cub::DeviceReduce::Sum(cw, cub_bytes, fin, fout, static_cast<int>(n), st)); }, it, s)});
     red.push_back({"DeviceReduce (256 thr x 8 vec, 8 blk/SM)", n,
-                   TimeUs(ViaApi<hc::DeviceReduce>(hc::ReduceArgs{fin, DType::kF32, 1, n, Engine::ReduceOp::kSum, Dim::kAll, fout}, ws), it, s)});
+                   TimeUs(ViaApi<hc::DeviceReduce>(hc::ReduceArgs{fin, DType::kF32, 1, n, ReduceOp::kSum, Dim::kAll, fout}, ws), it, s)});
     red.push_back({"  same, finalize without PDL", n, TimeUs(OurReduceF32<rs::ReduceTuning>(fin, n, fout, ws, sms, false), it, s)});
     red.push_back({"  tuning 256 x 4 vec, 4 blk/SM (former default)", n, TimeUs(OurReduceF32<rs::ReduceTuningT<256, 4, 4>>(fin, n, fout, ws, sms), it, s)});
     red.push_back({"  tuning 256 x 16 vec, 4 blk/SM", n, TimeUs(OurReduceF32<rs::ReduceTuningT<256, 16, 4>>(fin, n, fout, ws, sms), it, s)});
@@ -255,7 +255,7 @@ int main() {
       void* cw = cub_ws.Get(cub_bytes);
       const double cub_us = TimeUs([&](cudaStream_t st) {
         BENCH_CUDA(cub::DeviceReduce::Sum(cw, cub_bytes, iin, iout, static_cast<int>(n), st)); }, it, s);
-      const double ours = TimeUs(ViaApi<hc::DeviceReduce>(hc::ReduceArgs{iin, DType::kI32, 1, n, Engine::ReduceOp::kSum, Dim::kAll, fout}, ws), it, s);
+      const double ours = TimeUs(ViaApi<hc::DeviceReduce>(hc::ReduceArgs{iin, DType::kI32, 1, n, ReduceOp::kSum, Dim::kAll, fout}, ws), it, s);
       for (auto [name, us] : {std::pair<const char*, double>{"CUB DeviceReduce::Sum (int32)", cub_us},
                               {"DeviceReduce (int32 -> int64)", ours}}) {
         const double gbs = n * 4.0 / (us * 1e3);
@@ -295,7 +295,7 @@ int main() {
           if (item.scan) {
             ops.push_back(ViaApi<hc::DeviceScan>(hc::ScanArgs{hist + h * kBins, DType::kU8, kRows, kCols, true, item.dim, fout}, ws));
           } else {
-            ops.push_back(ViaApi<hc::DeviceReduce>(hc::ReduceArgs{hist + h * kBins, DType::kU8, kRows, kCols, Engine::ReduceOp::kSum, item.dim, fout}, ws));
+            ops.push_back(ViaApi<hc::DeviceReduce>(hc::ReduceArgs{hist + h * kBins, DType::kU8, kRows, kCols, ReduceOp::kSum, item.dim, fout}, ws));
           }
         }
         const double us = per_hist([&](uint64_t h, cudaStream_t st) { ops[h](st); });

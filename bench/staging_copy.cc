@@ -1,5 +1,5 @@
 // Staging copy benchmark: the validated copy that stages every ingest message
-// (CopyValidatedSamples, server/ingest_validation.h) against plain memcpy, per thread count.
+// (CopyValidatedSamples, server/core/ingest_validation.h) against plain memcpy, per thread count.
 // Each thread copies 1 MiB messages of bin indices from its own 256 MiB pool (colder than
 // any cache, like gRPC's receive buffers) into its own 16 MiB ring (a staging buffer).
 // Prints one table: variant | threads | GB/s (all threads) | per thread | ratio to memcpy.
@@ -17,7 +17,7 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/strings/str_format.h"
-#include "server/ingest_validation.h"
+#include "server/core/ingest_validation.h"
 
 ABSL_FLAG(int, max_threads, 0, "largest thread count (0: hardware threads)");
 ABSL_FLAG(int, messages, 2000, "1 MiB messages per thread per measurement");

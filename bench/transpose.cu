@@ -14,7 +14,7 @@
 #include "bench/bench_cublas.cuh"
 #include "bench/bench_util.cuh"
 #include "experiments/transpose/seed_transpose.h"
-#include "kernels/cuda/transpose/transpose.h"
+#include "kernels/transpose/transpose.h"
 
 namespace {
 

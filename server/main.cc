@@ -20,10 +20,10 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/time.h"
-#include "server/log.h"
-#include "server/malloc_tuning.h"
-#include "server/options.h"
-#include "server/server.h"
+#include "server/core/log.h"
+#include "server/core/malloc_tuning.h"
+#include "server/core/options.h"
+#include "server/grpc/server.h"
 
 namespace {
 const histd::server::Options kDefaults;
@@ -67,7 +67,7 @@ ABSL_FLAG(int, eager_flush_depth, kDefaults.pipeline.eager_flush_depth,
           "are in flight (0: only a full buffer or the flush deadline flushes)");
 ABSL_FLAG(int, malloc_arena_max, 2,
           "glibc heap arenas for the whole process (0: glibc's default of 8 per core); few "
-          "arenas keep megabyte messages on warm, reused pages (server/malloc_tuning.h)");
+          "arenas keep megabyte messages on warm, reused pages (server/core/malloc_tuning.h)");
 ABSL_FLAG(int, stager_threads, kDefaults.pipeline.stager_threads,
           "threads that stage the ingest messages which had to wait for a free staging "
           "buffer, and those of at least --stage_inline_below_bytes (0: the receiving gRPC "

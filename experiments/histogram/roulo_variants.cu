@@ -4,10 +4,10 @@
 #include <cstdint>
 
 #include "absl/strings/str_format.h"
-#include "kernels/cuda/common/cuda_status.h"
-#include "kernels/cuda/histogram/exact_bin_ops.cuh"
-#include "kernels/cuda/histogram/fast_divide.h"
-#include "kernels/cuda/histogram/histogram_tuning.h"
+#include "kernels/common/cuda_status.h"
+#include "kernels/histogram/exact_bin_ops.cuh"
+#include "kernels/histogram/fast_divide.h"
+#include "kernels/histogram/histogram_tuning.h"
 
 namespace histd::cuda {
 namespace histogram {

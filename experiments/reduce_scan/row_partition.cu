@@ -7,11 +7,11 @@
 #include <algorithm>
 
 #include "absl/strings/str_format.h"
-#include "kernels/cuda/common/cuda_status.h"
-#include "kernels/cuda/reduce_scan/agent_reduce.cuh"
-#include "kernels/cuda/reduce_scan/agent_scan.cuh"
-#include "kernels/cuda/reduce_scan/device_query.h"
-#include "kernels/cuda/reduce_scan/tuning.cuh"
+#include "kernels/common/cuda_status.h"
+#include "kernels/reduce_scan/agent_reduce.cuh"
+#include "kernels/reduce_scan/agent_scan.cuh"
+#include "kernels/reduce_scan/device_query.h"
+#include "kernels/reduce_scan/tuning.cuh"
 
 namespace histd::cuda {
 namespace {

@@ -7,8 +7,8 @@
 #include <algorithm>
 
 #include "absl/strings/str_format.h"
-#include "kernels/cuda/common/cuda_status.h"
-#include "kernels/cuda/reduce_scan/device_query.h"
+#include "kernels/common/cuda_status.h"
+#include "kernels/reduce_scan/device_query.h"
 
 namespace histd::cuda {
 namespace {

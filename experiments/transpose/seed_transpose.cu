@@ -5,7 +5,7 @@
 #include <cstdint>
 
 #include "absl/strings/str_cat.h"
-#include "kernels/cuda/common/cuda_status.h"
+#include "kernels/common/cuda_status.h"
 #include "experiments/transpose/seed_transpose.h"
 
 namespace histd::cuda {

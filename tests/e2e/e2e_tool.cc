@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/histogram_types.h"
+#include "model/histogram_types.h"
 
 namespace {
 
@@ -185,7 +185,7 @@ int GenXY(char** a) {
   const uint64_t rows = ToU64(a[0]), cols = ToU64(a[1]), cap = ToU64(a[2]), n = ToU64(a[3]);
   std::mt19937_64 rng(ToU64(a[4]));
   const float xlo = ToF32(a[5]), xhi = ToF32(a[6]), ylo = ToF32(a[7]), yhi = ToF32(a[8]);
-  // As kernels/histogram_types.h prescribes: scale in float32.
+  // As model/histogram_types.h prescribes: scale in float32.
   const float xscale = histd::AxisScale(xlo, xhi, static_cast<uint32_t>(cols));
   const float yscale = histd::AxisScale(ylo, yhi, static_cast<uint32_t>(rows));
   std::vector<uint64_t> hits(rows * cols, 0);

@@ -8,9 +8,9 @@
 #include <cstring>
 
 #include "google/protobuf/stubs/logging.h"
-#include "server/log.h"
-#include "server/options.h"
-#include "server/server.h"
+#include "server/core/log.h"
+#include "server/core/options.h"
+#include "server/grpc/server.h"
 
 namespace histd::fuzz {
 namespace {

@@ -17,9 +17,9 @@
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
 #include "histd_fuzz.pb.h"
-#include "kernels/engine_factory.h"
-#include "server/histogram_store.h"
-#include "server/snapshot.h"
+#include "engine/engine_factory.h"
+#include "server/core/histogram_store.h"
+#include "server/core/snapshot.h"
 
 namespace histd::fuzz {
 namespace {

@@ -1,5 +1,5 @@
-// Fuzz target: the ingest stream's in-place request decoder (server/ingest_request_decoder.h)
-// and the validating copy into staging (server/ingest_validation.h).
+// Fuzz target: the ingest stream's in-place request decoder (server/grpc/ingest_request_decoder.h)
+// and the validating copy into staging (server/core/ingest_validation.h).
 //
 // Feeds: a 5-byte header, then cut positions, then the wire bytes of one IngestRequest:
 //   byte 0: bits 0-2 the number of cuts k, bit 3 x axis, bit 4 y axis, bit 5 rows and cols
@@ -32,8 +32,8 @@
 #include "google/protobuf/stubs/logging.h"
 #include "google/protobuf/unknown_field_set.h"
 #include "histd_fuzz.pb.h"
-#include "server/ingest_request_decoder.h"
-#include "server/ingest_validation.h"
+#include "server/grpc/ingest_request_decoder.h"
+#include "server/core/ingest_validation.h"
 
 namespace histd::fuzz {
 namespace {

@@ -1,4 +1,4 @@
-// Fuzz target: the snapshot loader (server/snapshot.h LoadSnapshot) into a HistogramStore
+// Fuzz target: the snapshot loader (server/core/snapshot.h LoadSnapshot) into a HistogramStore
 // on the CPU engine.
 //
 // Feeds: byte 0 (flags), then the bytes of a snapshot file, written to a memfd and loaded
@@ -26,10 +26,10 @@
 #include "google/protobuf/stubs/logging.h"
 #include "histd/v1/histograms.pb.h"
 #include "histd/v1/snapshot.pb.h"
-#include "kernels/engine_factory.h"
-#include "server/crc32c.h"
-#include "server/histogram_store.h"
-#include "server/snapshot.h"
+#include "engine/engine_factory.h"
+#include "server/core/crc32c.h"
+#include "server/core/histogram_store.h"
+#include "server/core/snapshot.h"
 
 namespace histd::fuzz {
 namespace {

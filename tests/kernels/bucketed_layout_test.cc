@@ -1,7 +1,7 @@
 // The bucketed strategy's shape and workspace (host arithmetic, no GPU): slices and tiles
 // round up, the 4M-bin bucketing limit is where the header ends, and the launch's record
 // bound covers every split of the samples over items.
-#include "kernels/cuda/histogram/bucketed_layout.h"
+#include "kernels/histogram/bucketed_layout.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // The deferred-miss workspace layout of the histogram kernel (host arithmetic, no GPU):
 // regions are aligned and disjoint, the launch's pool bound covers every split of the
 // samples over items, and the deferral rule has the documented threshold.
-#include "kernels/cuda/histogram/deferred_layout.h"
+#include "kernels/histogram/deferred_layout.h"
 
 #include <gtest/gtest.h>
 

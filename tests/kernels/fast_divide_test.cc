@@ -2,7 +2,7 @@
 // quotient and remainder are exact for every dividend up to kFastDivideMaxDividend (2^31) and
 // every divisor, for every dividend when the divisor is a power of two, at the dividends next
 // to multiples (where a rounded magic would slip first) and at the top of the domain.
-#include "kernels/cuda/histogram/fast_divide.h"
+#include "kernels/histogram/fast_divide.h"
 
 #include <gtest/gtest.h>
 

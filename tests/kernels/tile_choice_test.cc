@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <random>
 
-#include "kernels/cuda/histogram/histogram_tuning.h"
+#include "kernels/histogram/histogram_tuning.h"
 
 namespace histd::cuda::histogram {
 namespace {

@@ -1,0 +1,228 @@
+#include "engine/cuda/cuda_engine.h"
+
+#include <cuda_runtime_api.h>
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "kernels/common/cuda_status.h"
+#include "kernels/common/device_buffer.h"
+#include "engine/cuda/cuda_compute.h"
+#include "engine/cuda/cuda_histogram.h"
+#include "engine/cuda/cuda_ingest_pipeline.h"
+#include "engine/cuda/histogram_ops.h"
+
+namespace histd {
+namespace {
+
+using cuda::CudaHistogram;
+using cuda::DeviceBins;
+using cuda::DeviceBuffer;
+using cuda::PinnedBuffer;
+
+// Each host thread gets its own stream, so concurrent queries do not serialize.
+cudaStream_t Stream() { return cudaStreamPerThread; }
+
+class PinnedStagingBuffer final : public StagingBuffer {
+ public:
+  explicit PinnedStagingBuffer(PinnedBuffer buffer)
+      : StagingBuffer(buffer.as<uint8_t>(), buffer.bytes()), buffer_(std::move(buffer)) {}
+
+ private:
+  PinnedBuffer buffer_;
+};
+
+// Thread safety: every method may be called from any thread. Work that is not ingest runs on
+// the calling thread's per-thread default stream and synchronizes it before returning, so
+// that later calls from any thread see its effects; Reset and Merge are ordered against
+// ingest on the device (CudaIngestPipeline::OrderExclusive): after every batch submitted
+// before them, before the kernel of every batch submitted after.
+class CudaEngine final : public Engine {
+ public:
+  CudaEngine(int device, std::string name, uint64_t memory_bytes,
+             std::unique_ptr<cuda::CudaIngestPipeline> pipeline)
+      : device_(device),
+        name_(std::move(name)),
+        memory_bytes_(memory_bytes),
+        pipeline_(std::move(pipeline)) {}
+
+  std::string name() const override { return name_; }
+  std::string device() const override { return absl::StrCat("cuda:", device_); }
+  std::vector<uint64_t> device_memory_bytes() const override { return {memory_bytes_}; }
+  EngineStats stats() const override { return pipeline_->stats(); }
+
+  absl::StatusOr<std::unique_ptr<HistogramStorage>> CreateHistogram(
+      const HistogramShape& shape) override {
+    HISTD_RETURN_IF_ERROR(CheckHistogramShape(shape));
+    HISTD_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));
+    // Whole 16-byte chunks, padding zeroed (the padding contract, cuda_histogram.h).
+    const uint64_t bytes = cuda::PaddedBinBytes(shape.bins());
+    auto bins = DeviceBuffer::Allocate(bytes);
+    if (!bins.ok()) return bins.status();
+    HISTD_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(bins->get(), 0, bytes, Stream()));
+    HISTD_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(Stream()));
+    return std::unique_ptr<HistogramStorage>(
+        new CudaHistogram(shape, std::move(*bins), device_));
+  }
+
+  absl::Status Reset(HistogramStorage& histogram) override {
+    HISTD_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));
+    HISTD_RETURN_IF_ERROR(pipeline_->OrderExclusive(Stream(), [&]() -> absl::Status {
+      // The whole allocation, padding included (zero already: cuda_histogram.h).
+      HISTD_CUDA_RETURN_IF_ERROR(
+          cudaMemsetAsync(DeviceBins(histogram), 0, histogram.bytes_used(), Stream()));
+      return absl::OkStatus();
+    }));
+    return cuda::ToStatus(cudaStreamSynchronize(Stream()), "reset");
+  }
+
+  // The copy and the memset are one piece of exclusive work on one stream: no batch's
+  // kernel runs between them (CudaIngestPipeline::OrderExclusive).
+  absl::Status ReadAndReset(HistogramStorage& histogram, void* out) override {
+    if (out == nullptr) return absl::InvalidArgumentError("read and reset: no output buffer");
+    HISTD_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));
+    HISTD_RETURN_IF_ERROR(pipeline_->OrderExclusive(Stream(), [&]() -> absl::Status {
+      HISTD_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(out, DeviceBins(histogram),
+                                                 histogram.shape().bins(),
+                                                 cudaMemcpyDeviceToHost, Stream()));
+      // The whole allocation, padding included (zero already: cuda_histogram.h).
+      HISTD_CUDA_RETURN_IF_ERROR(
+          cudaMemsetAsync(DeviceBins(histogram), 0, histogram.bytes_used(), Stream()));
+      return absl::OkStatus();
+    }));
+    return cuda::ToStatus(cudaStreamSynchronize(Stream()), "read and reset");
+  }
+
+  absl::Status Merge(const HistogramStorage& source, HistogramStorage& target) override {
+    const HistogramShape& t = target.shape();
+    HISTD_RETURN_IF_ERROR(CheckMerge(source.shape(), t));
+    HISTD_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));
+    HISTD_RETURN_IF_ERROR(pipeline_->OrderExclusive(Stream(), [&] {
+      return cuda::LaunchMergeSaturating(DeviceBins(source), DeviceBins(target), t.bins(), t.cap, Stream());
+    }));
+    return cuda::ToStatus(cudaStreamSynchronize(Stream()), "merge");
+  }
+
+  absl::Status MergeFromHost(const uint8_t* bins, HistogramStorage& target) override {
+    const HistogramShape& t = target.shape();
+    HISTD_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));
+    auto source = DeviceBuffer::Allocate(t.bins());
+    if (!source.ok()) return source.status();
+    HISTD_CUDA_RETURN_IF_ERROR(
+        cudaMemcpyAsync(source->get(), bins, t.bins(), cudaMemcpyHostToDevice, Stream()));
+    HISTD_RETURN_IF_ERROR(pipeline_->OrderExclusive(Stream(), [&] {
+      return cuda::LaunchMergeSaturating(source->as<uint8_t>(), DeviceBins(target), t.bins(), t.cap, Stream());
+    }));
+    return cuda::ToStatus(cudaStreamSynchronize(Stream()), "merge from host");
+  }
+
+  absl::StatusOr<HistogramSummary> Summarize(const HistogramStorage& histogram) override {
+    HISTD_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));
+    auto counters = DeviceBuffer::Allocate(2 * sizeof(unsigned long long));
+    if (!counters.ok()) return counters.status();
+    HISTD_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(counters->get(), 0, counters->bytes(), Stream()));
+    HISTD_RETURN_IF_ERROR(cuda::LaunchSummarize(DeviceBins(histogram), histogram.shape().bins(),
+                                                histogram.shape().cap,
+                                                counters->as<unsigned long long>(), Stream()));
+    unsigned long long host[2] = {0, 0};
+    HISTD_CUDA_RETURN_IF_ERROR(
+        cudaMemcpyAsync(host, counters->get(), sizeof host, cudaMemcpyDeviceToHost, Stream()));
+    HISTD_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(Stream()));
+    return HistogramSummary{host[0], host[1]};
+  }
+
+  absl::Status ReadBins(const HistogramStorage& histogram, const ReadSpec& spec,
+                        void* out) override {
+    HISTD_RETURN_IF_ERROR(CheckReadSpec(histogram.shape(), spec));
+    if (spec.region.rows() == 0 || spec.region.cols() == 0) return absl::OkStatus();  // empty
+    HISTD_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));
+    const uint32_t cols = histogram.shape().cols;
+    const uint8_t* bins = DeviceBins(histogram);
+    const Region& r = spec.region;
+    if (ReadBinsType(spec) == DType::kU8 && !spec.transpose) {
+      // The bins as stored: one pitched copy straight from the histogram.
+      HISTD_CUDA_RETURN_IF_ERROR(cudaMemcpy2DAsync(
+          out, r.cols(), bins + uint64_t{r.row_begin} * cols + r.col_begin, cols, r.cols(),
+          r.rows(), cudaMemcpyDeviceToHost, Stream()));
+      return cuda::ToStatus(cudaStreamSynchronize(Stream()), "read bins");
+    }
+    auto scratch = DeviceBuffer::Allocate(ReadBinsBytes(spec));
+    if (!scratch.ok()) return scratch.status();
+    HISTD_RETURN_IF_ERROR(cuda::LaunchReadRegion(bins, cols, spec, scratch->get(), Stream()));
+    HISTD_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(out, scratch->get(), scratch->bytes(),
+                                               cudaMemcpyDeviceToHost, Stream()));
+    return cuda::ToStatus(cudaStreamSynchronize(Stream()), "read bins");
+  }
+
+  absl::StatusOr<std::unique_ptr<StagingBuffer>> CreateStagingBuffer(size_t bytes) override {
+    HISTD_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));
+    auto pinned = PinnedBuffer::Allocate(bytes);
+    if (!pinned.ok()) return pinned.status();
+    return std::unique_ptr<StagingBuffer>(new PinnedStagingBuffer(std::move(*pinned)));
+  }
+
+  void Apply(const StagingBuffer& staging, std::vector<IngestItem> items,
+             ApplyDone done) override {
+    pipeline_->Submit(staging, std::move(items), std::move(done));
+  }
+
+  absl::StatusOr<HostArray> Reduce(const ArrayRef& input, ReduceOp op, Dim collapse) override {
+    HISTD_RETURN_IF_ERROR(CheckReduce(input, op, collapse));
+    HISTD_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));
+    return cuda::RunReduce(input, op, collapse, Stream());
+  }
+
+  absl::StatusOr<HostArray> Scan(const ArrayRef& input, bool inclusive, Dim along) override {
+    HISTD_RETURN_IF_ERROR(CheckArray(input));
+    HISTD_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));
+    return cuda::RunScan(input, inclusive, along, Stream());
+  }
+
+  absl::StatusOr<HostArray> Transpose(const ArrayRef& input) override {
+    HISTD_RETURN_IF_ERROR(CheckArray(input));
+    HISTD_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));
+    return cuda::RunTranspose(input, Stream());
+  }
+
+  absl::StatusOr<HostArray> Matmul(const MatmulArgs& args) override {
+    HISTD_RETURN_IF_ERROR(CheckMatmul(args));
+    HISTD_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));
+    return cuda::RunMatmul(args, Stream());
+  }
+
+ private:
+
+  const int device_;
+  const std::string name_;
+  const uint64_t memory_bytes_;  // the device's global memory
+  std::unique_ptr<cuda::CudaIngestPipeline> pipeline_;
+};
+
+}  // namespace
+
+int CudaDeviceCount() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return count;
+}
+
+absl::StatusOr<std::unique_ptr<Engine>> MakeCudaEngine(int device) {
+  const int count = CudaDeviceCount();
+  if (device < 0 || device >= count) {
+    return absl::UnavailableError(
+        absl::StrCat("cuda engine: device ", device, " requested, ", count, " visible"));
+  }
+  HISTD_CUDA_RETURN_IF_ERROR(cudaSetDevice(device));
+  cudaDeviceProp prop{};
+  HISTD_CUDA_RETURN_IF_ERROR(cudaGetDeviceProperties(&prop, device));
+  auto pipeline = cuda::CudaIngestPipeline::Create(device);
+  if (!pipeline.ok()) return pipeline.status();
+  return std::unique_ptr<Engine>(new CudaEngine(
+      device, absl::StrCat("cuda:", device, " ", prop.name, " (", prop.multiProcessorCount, " SMs)"),
+      prop.totalGlobalMem, std::move(*pipeline)));
+}
+
+}  // namespace histd

@@ -1,0 +1,250 @@
+#include "engine/cuda/cuda_ingest_pipeline.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "kernels/common/cuda_status.h"
+#include "engine/cuda/cuda_histogram.h"
+#include "engine/thread_name.h"
+
+namespace histd::cuda {
+namespace {
+
+// Initial per-slot capacities; they grow on demand (a reallocation is rare: staging buffers
+// have a fixed size chosen by the server).
+constexpr size_t kInitialItems = 1024;
+
+absl::Status Grow(DeviceBuffer& buffer, size_t bytes) {
+  if (buffer.bytes() >= bytes) return absl::OkStatus();
+  auto grown = DeviceBuffer::Allocate(bytes);
+  if (!grown.ok()) return grown.status();
+  buffer = std::move(*grown);
+  return absl::OkStatus();
+}
+
+absl::Status GrowPinned(PinnedBuffer& buffer, size_t bytes) {
+  if (buffer.bytes() >= bytes) return absl::OkStatus();
+  auto grown = PinnedBuffer::Allocate(bytes);
+  if (!grown.ok()) return grown.status();
+  buffer = std::move(*grown);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<CudaIngestPipeline>> CudaIngestPipeline::Create(int device) {
+  std::unique_ptr<CudaIngestPipeline> pipeline(new CudaIngestPipeline(device));
+  HISTD_RETURN_IF_ERROR(pipeline->Init());
+  pipeline->completion_thread_ = std::thread([p = pipeline.get()] { p->CompletionLoop(); });
+  return pipeline;
+}
+
+absl::Status CudaIngestPipeline::Init() {
+  HISTD_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));
+  for (int s = 0; s < kStreams; ++s) {
+    HISTD_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&streams_[s], cudaStreamNonBlocking));
+    HISTD_CUDA_RETURN_IF_ERROR(cudaEventCreateWithFlags(&order_events_[s], cudaEventDisableTiming));
+  }
+  HISTD_CUDA_RETURN_IF_ERROR(cudaEventCreateWithFlags(&exclusive_event_, cudaEventDisableTiming));
+  absl::MutexLock lock(&mu_);
+  for (int i = 0; i < kSlots; ++i) {
+    slots_[i] = std::make_unique<Slot>();
+    Slot& slot = *slots_[i];
+    for (cudaEvent_t* e : {&slot.start, &slot.copied, &slot.applied, &slot.finished})
+      HISTD_CUDA_RETURN_IF_ERROR(cudaEventCreate(e));
+    HISTD_RETURN_IF_ERROR(Grow(slot.work, kInitialItems * sizeof(HistogramWork)));
+    HISTD_RETURN_IF_ERROR(Grow(slot.outflow, kInitialItems * sizeof(HistogramOutflow)));
+    HISTD_RETURN_IF_ERROR(GrowPinned(slot.work_host, kInitialItems * sizeof(HistogramWork)));
+    HISTD_RETURN_IF_ERROR(GrowPinned(slot.outflow_host, kInitialItems * sizeof(HistogramOutflow)));
+    free_slots_.push_back(i);
+  }
+  return absl::OkStatus();
+}
+
+CudaIngestPipeline::~CudaIngestPipeline() {
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+  }
+  if (completion_thread_.joinable()) completion_thread_.join();
+  cudaSetDevice(device_);
+  for (auto& slot : slots_) {
+    if (!slot) continue;
+    for (cudaEvent_t e : {slot->start, slot->copied, slot->applied, slot->finished})
+      if (e) cudaEventDestroy(e);
+  }
+  for (int s = 0; s < kStreams; ++s) {
+    if (order_events_[s]) cudaEventDestroy(order_events_[s]);
+    if (streams_[s]) cudaStreamDestroy(streams_[s]);
+  }
+  if (exclusive_event_) cudaEventDestroy(exclusive_event_);
+}
+
+void CudaIngestPipeline::Submit(const StagingBuffer& staging, std::vector<IngestItem> items,
+                                Engine::ApplyDone done) {
+  int index;
+  cudaStream_t stream;
+  {
+    absl::MutexLock lock(&mu_);
+    mu_.Await(absl::Condition(
+        +[](std::vector<int>* free) { return !free->empty(); }, &free_slots_));
+    index = free_slots_.back();
+    free_slots_.pop_back();
+    stream = streams_[next_stream_];
+    next_stream_ = (next_stream_ + 1) % kStreams;
+    // Enqueue under the lock so that batches enter the streams in submission order, which
+    // is the order the completion thread acknowledges them in.
+    Slot& slot = *slots_[index];
+    slot.status = Enqueue(slot, stream, last_applied_, staging, items);
+    if (slot.status.ok()) last_applied_ = slot.applied;
+    slot.done = std::move(done);
+    slot.item_count = items.size();
+    in_flight_.push_back(index);
+    ++stats_.in_flight;
+  }
+}
+
+absl::Status CudaIngestPipeline::Enqueue(Slot& slot, cudaStream_t stream,
+                                         cudaEvent_t previous_applied,
+                                         const StagingBuffer& staging,
+                                         const std::vector<IngestItem>& items) {
+  HISTD_RETURN_IF_ERROR(CheckIngestItems(staging, items));
+  HISTD_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));
+  size_t used_bytes = 0;
+  uint64_t samples = 0;
+  for (const IngestItem& item : items) {
+    used_bytes = std::max(used_bytes, item.byte_offset + item.count * SampleBytes(item.kind));
+    samples += item.count;
+  }
+  slot.samples_in_batch = samples;
+  slot.bytes_in_batch = used_bytes;
+  const size_t n = items.size();
+  HISTD_RETURN_IF_ERROR(Grow(slot.samples, used_bytes));
+  HISTD_RETURN_IF_ERROR(Grow(slot.work, n * sizeof(HistogramWork)));
+  HISTD_RETURN_IF_ERROR(Grow(slot.outflow, n * sizeof(HistogramOutflow)));
+  HISTD_RETURN_IF_ERROR(GrowPinned(slot.work_host, n * sizeof(HistogramWork)));
+  HISTD_RETURN_IF_ERROR(GrowPinned(slot.outflow_host, n * sizeof(HistogramOutflow)));
+
+  HistogramWork* work = slot.work_host.as<HistogramWork>();
+  for (size_t i = 0; i < n; ++i) {
+    const IngestItem& item = items[i];
+    const HistogramShape& shape = item.histogram->shape();
+    HistogramWork w{};
+    w.bins = static_cast<uint8_t*>(DeviceBins(*item.histogram));
+    w.rows = shape.rows;
+    w.cols = shape.cols;
+    w.cap = shape.cap;
+    w.kind = item.kind == SampleKind::kBinIndex ? 0u : 1u;
+    w.sample_offset = item.byte_offset / 4;
+    w.count = item.count;
+    w.x_lo = item.x.lo;
+    w.x_hi = item.x.hi;
+    w.y_lo = item.y.lo;
+    w.y_hi = item.y.hi;
+    work[i] = w;
+  }
+  HistogramAccumulateArgs args{};
+  args.work = slot.work.as<HistogramWork>();
+  args.host_work = work;  // a small batch's kernel takes it by value (no round trip to it)
+  args.work_count = static_cast<int>(n);
+  args.samples = slot.samples.as<uint32_t>();
+  args.outflow = slot.outflow.as<HistogramOutflow>();
+  args.total_samples = samples;
+  HistogramAccumulate op;
+  HISTD_RETURN_IF_ERROR(op.can_implement(args));
+  HISTD_RETURN_IF_ERROR(Grow(slot.workspace, op.get_workspace_size(args)));
+
+  HISTD_CUDA_RETURN_IF_ERROR(cudaEventRecord(slot.start, stream));
+  HISTD_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(slot.samples.get(), staging.data(), used_bytes,
+                                             cudaMemcpyHostToDevice, stream));
+  if (!HistogramAccumulate::TakesWorkByValue(args))  // else the launch carries the list itself
+    HISTD_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(slot.work.get(), work, n * sizeof(HistogramWork),
+                                               cudaMemcpyHostToDevice, stream));
+  HISTD_CUDA_RETURN_IF_ERROR(
+      cudaMemsetAsync(slot.outflow.get(), 0, n * sizeof(HistogramOutflow), stream));
+  HISTD_CUDA_RETURN_IF_ERROR(cudaEventRecord(slot.copied, stream));
+  if (previous_applied != nullptr)
+    HISTD_CUDA_RETURN_IF_ERROR(cudaStreamWaitEvent(stream, previous_applied, 0));
+  HISTD_RETURN_IF_ERROR(op.run(args, slot.workspace.get(), stream));
+  HISTD_CUDA_RETURN_IF_ERROR(cudaEventRecord(slot.applied, stream));
+  HISTD_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(slot.outflow_host.get(), slot.outflow.get(),
+                                             n * sizeof(HistogramOutflow),
+                                             cudaMemcpyDeviceToHost, stream));
+  HISTD_CUDA_RETURN_IF_ERROR(cudaEventRecord(slot.finished, stream));
+  return absl::OkStatus();
+}
+
+void CudaIngestPipeline::CompletionLoop() {
+  NameCurrentThread("histd-gpu-done");
+  cudaSetDevice(device_);
+  for (;;) {
+    int index;
+    {
+      absl::MutexLock lock(&mu_);
+      mu_.Await(absl::Condition(
+          +[](CudaIngestPipeline* p) ABSL_EXCLUSIVE_LOCKS_REQUIRED(p->mu_) {
+            return p->stopping_ || !p->in_flight_.empty();
+          },
+          this));
+      if (in_flight_.empty()) return;  // stopping and drained
+      index = in_flight_.front();
+    }
+    Slot& slot = *slots_[index];
+    absl::Status status = slot.status;
+    if (status.ok()) status = ToStatus(cudaEventSynchronize(slot.finished), "histogram batch");
+    // One result per item, zeros when the batch failed (nothing of it counts as applied).
+    std::vector<IngestItemResult> results(slot.item_count);
+    float copy_ms = 0, kernel_ms = 0;
+    if (status.ok()) {
+      const HistogramOutflow* outflow = slot.outflow_host.as<HistogramOutflow>();
+      for (size_t i = 0; i < slot.item_count; ++i) {
+        results[i].binned = outflow[i].binned;
+        results[i].x_underflow = outflow[i].x_underflow;
+        results[i].x_overflow = outflow[i].x_overflow;
+        results[i].y_underflow = outflow[i].y_underflow;
+        results[i].y_overflow = outflow[i].y_overflow;
+      }
+      cudaEventElapsedTime(&copy_ms, slot.start, slot.copied);
+      cudaEventElapsedTime(&kernel_ms, slot.copied, slot.applied);
+    }
+    Engine::ApplyDone done = std::move(slot.done);
+    {
+      absl::MutexLock lock(&mu_);
+      in_flight_.pop_front();
+      --stats_.in_flight;
+      if (status.ok()) {
+        ++stats_.batches;
+        stats_.items += slot.item_count;
+        stats_.samples += slot.samples_in_batch;
+        stats_.bytes += slot.bytes_in_batch;
+        stats_.copy_seconds += copy_ms * 1e-3;
+        stats_.kernel_seconds += kernel_ms * 1e-3;
+      }
+      free_slots_.push_back(index);
+    }
+    done(std::move(status), std::move(results));
+  }
+}
+
+absl::Status CudaIngestPipeline::OrderExclusive(cudaStream_t stream,
+                                                absl::FunctionRef<absl::Status()> enqueue) {
+  absl::MutexLock lock(&mu_);
+  for (int s = 0; s < kStreams; ++s) {
+    HISTD_CUDA_RETURN_IF_ERROR(cudaEventRecord(order_events_[s], streams_[s]));
+    HISTD_CUDA_RETURN_IF_ERROR(cudaStreamWaitEvent(stream, order_events_[s], 0));
+  }
+  // The previous exclusive work may sit on another thread's stream.
+  if (last_applied_ != nullptr) HISTD_CUDA_RETURN_IF_ERROR(cudaStreamWaitEvent(stream, last_applied_, 0));
+  HISTD_RETURN_IF_ERROR(enqueue());
+  HISTD_CUDA_RETURN_IF_ERROR(cudaEventRecord(exclusive_event_, stream));
+  last_applied_ = exclusive_event_;
+  return absl::OkStatus();
+}
+
+EngineStats CudaIngestPipeline::stats() const {
+  absl::MutexLock lock(&mu_);
+  return stats_;
+}
+
+}  // namespace histd::cuda

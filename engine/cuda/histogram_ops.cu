@@ -1,0 +1,131 @@
+#include "engine/cuda/histogram_ops.h"
+
+#include <algorithm>
+
+#include "kernels/common/cuda_status.h"
+
+namespace histd::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+
+int GridFor(uint64_t work, uint64_t per_block, int max_blocks = 132 * 16) {
+  const uint64_t blocks = (work + per_block - 1) / per_block;
+  return static_cast<int>(std::max<uint64_t>(1, std::min<uint64_t>(blocks, max_blocks)));
+}
+
+// Four bins per 32-bit word where aligned; __vaddus4 saturates each byte at 255, then the
+// per-byte minimum with the cap.
+__global__ void MergeSaturatingKernel(const uint8_t* __restrict__ source, uint8_t* target,
+                                      uint64_t bins, uint8_t cap) {
+  const uint64_t stride = uint64_t{gridDim.x} * blockDim.x;
+  const uint64_t tid = uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  const bool aligned = (reinterpret_cast<uintptr_t>(source) % 4 == 0) &&
+                       (reinterpret_cast<uintptr_t>(target) % 4 == 0);
+  uint64_t done = 0;
+  if (aligned) {
+    const uint32_t cap4 = 0x01010101u * cap;
+    const uint64_t words = bins / 4;
+    const uint32_t* s4 = reinterpret_cast<const uint32_t*>(source);
+    uint32_t* t4 = reinterpret_cast<uint32_t*>(target);
+    for (uint64_t i = tid; i < words; i += stride) t4[i] = __vminu4(__vaddus4(t4[i], s4[i]), cap4);
+    done = words * 4;
+  }
+  for (uint64_t i = done + tid; i < bins; i += stride) {
+    const unsigned sum = unsigned{target[i]} + source[i];
+    target[i] = static_cast<uint8_t>(sum < cap ? sum : cap);
+  }
+}
+
+// One thread per output element: the sum of its row_factor x col_factor block (partial at
+// the edges). Output index is row-major in the (possibly transposed) output shape.
+template <typename Out>
+__global__ void ReadRegionKernel(const uint8_t* __restrict__ bins, uint32_t cols, Region region,
+                                 uint32_t row_factor, uint32_t col_factor, bool transpose,
+                                 uint64_t out_rows, uint64_t out_cols, Out* __restrict__ out) {
+  const uint64_t total = out_rows * out_cols;
+  const uint64_t stride = uint64_t{gridDim.x} * blockDim.x;
+  for (uint64_t o = uint64_t{blockIdx.x} * blockDim.x + threadIdx.x; o < total; o += stride) {
+    uint64_t r = o / out_cols, c = o % out_cols;
+    if (transpose) { const uint64_t t = r; r = c; c = t; }
+    const uint64_t r0 = region.row_begin + r * row_factor;
+    const uint64_t c0 = region.col_begin + c * col_factor;
+    const uint64_t r1 = min(r0 + row_factor, uint64_t{region.row_end});
+    const uint64_t c1 = min(c0 + col_factor, uint64_t{region.col_end});
+    uint32_t sum = 0;
+    for (uint64_t y = r0; y < r1; ++y)
+      for (uint64_t x = c0; x < c1; ++x) sum += bins[y * cols + x];
+    out[o] = static_cast<Out>(sum);
+  }
+}
+
+__global__ void SummarizeKernel(const uint8_t* __restrict__ bins, uint64_t count, uint8_t cap,
+                                unsigned long long* summary) {
+  unsigned long long saturated = 0, total = 0;
+  const uint64_t stride = uint64_t{gridDim.x} * blockDim.x;
+  for (uint64_t i = uint64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < count; i += stride) {
+    const uint8_t v = bins[i];
+    saturated += (v == cap);
+    total += v;
+  }
+  for (int offset = 16; offset > 0; offset /= 2) {
+    saturated += __shfl_down_sync(0xffffffffu, saturated, offset);
+    total += __shfl_down_sync(0xffffffffu, total, offset);
+  }
+  if ((threadIdx.x & 31) == 0) {
+    atomicAdd(&summary[0], saturated);
+    atomicAdd(&summary[1], total);
+  }
+}
+
+__global__ void WidenToFloatKernel(const uint8_t* __restrict__ bins, uint64_t count,
+                                   float* __restrict__ out) {
+  const uint64_t stride = uint64_t{gridDim.x} * blockDim.x;
+  for (uint64_t i = uint64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < count; i += stride)
+    out[i] = static_cast<float>(bins[i]);
+}
+
+}  // namespace
+
+absl::Status LaunchWidenToFloat(const uint8_t* bins, uint64_t count, float* out,
+                                cudaStream_t stream) {
+  if (count == 0) return absl::OkStatus();
+  WidenToFloatKernel<<<GridFor(count, kThreads * 8), kThreads, 0, stream>>>(bins, count, out);
+  return CheckLaunch("WidenToFloatKernel", stream);
+}
+
+absl::Status LaunchMergeSaturating(const uint8_t* source, uint8_t* target, uint64_t bins,
+                                   uint8_t cap, cudaStream_t stream) {
+  if (bins == 0) return absl::OkStatus();
+  MergeSaturatingKernel<<<GridFor(bins, kThreads * 16), kThreads, 0, stream>>>(source, target,
+                                                                                bins, cap);
+  return CheckLaunch("MergeSaturatingKernel", stream);
+}
+
+absl::Status LaunchReadRegion(const uint8_t* bins, uint32_t cols, const ReadSpec& spec, void* out,
+                              cudaStream_t stream) {
+  const uint64_t out_rows = ReadBinsRows(spec), out_cols = ReadBinsCols(spec);
+  const uint64_t total = out_rows * out_cols;
+  if (total == 0) return absl::OkStatus();
+  const int grid = GridFor(total, kThreads * 4);
+  if (ReadBinsType(spec) == DType::kU8) {
+    ReadRegionKernel<uint8_t><<<grid, kThreads, 0, stream>>>(
+        bins, cols, spec.region, 1, 1, spec.transpose, out_rows, out_cols,
+        static_cast<uint8_t*>(out));
+  } else {
+    ReadRegionKernel<uint32_t><<<grid, kThreads, 0, stream>>>(
+        bins, cols, spec.region, spec.row_factor, spec.col_factor, spec.transpose, out_rows,
+        out_cols, static_cast<uint32_t*>(out));
+  }
+  return CheckLaunch("ReadRegionKernel", stream);
+}
+
+absl::Status LaunchSummarize(const uint8_t* bins, uint64_t count, uint8_t cap,
+                             unsigned long long* summary, cudaStream_t stream) {
+  if (count == 0) return absl::OkStatus();
+  SummarizeKernel<<<GridFor(count, kThreads * 16), kThreads, 0, stream>>>(bins, count, cap,
+                                                                          summary);
+  return CheckLaunch("SummarizeKernel", stream);
+}
+
+}  // namespace histd::cuda

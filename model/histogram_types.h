@@ -1,0 +1,59 @@
+// The histogram model shared by every engine: shape, cap, axes, sample batches.
+// Contract (docs/model.md): a bin always reads min(cap, hits), exactly, whatever the order,
+// concurrency or skew of the input; it never wraps and never spills into a neighbour.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "model/axis_binning.h"
+
+namespace histd {
+
+// The most bins one histogram may have (CheckHistogramShape): flat bin indices then fit in
+// 31 bits, the domain in which the CUDA kernels divide by the column count without a
+// correction step (kernels/histogram/fast_divide.h). 2 GiB of one-byte bins.
+inline constexpr uint64_t kMaxHistogramBins = uint64_t{1} << 31;
+
+struct HistogramShape {
+  uint32_t rows = 0;
+  uint32_t cols = 0;
+  uint8_t cap = 255;  // 1..255
+
+  uint64_t bins() const { return uint64_t{rows} * cols; }
+};
+
+// [lo, hi) divided evenly into bins; a coordinate's bin is exact (model/axis_binning.h:
+// AxisScale, AxisBin). lo < hi, both finite (the server checks at creation).
+struct AxisRange {
+  float lo = 0.0f;
+  float hi = 0.0f;
+};
+
+enum class SampleKind : uint8_t {
+  kBinIndex,  // uint32 flattened index row * cols + col, already checked < rows * cols
+  kCoordXY,   // float32 pairs (x, y), any value (infinities and NaN are flow); needs both axes
+};
+
+inline size_t SampleBytes(SampleKind kind) { return kind == SampleKind::kBinIndex ? 4 : 8; }
+
+// Per-item outcome of applying coordinates (all zero for bin indices, binned = count).
+// Engines count a NaN coordinate as overflow of its axis (AxisBin); the server, which
+// counts NaNs while it validates, moves them from the overflows to x_nan / y_nan.
+struct IngestItemResult {
+  uint64_t binned = 0;
+  uint64_t x_underflow = 0;
+  uint64_t x_overflow = 0;
+  uint64_t y_underflow = 0;
+  uint64_t y_overflow = 0;
+  uint64_t x_nan = 0;
+  uint64_t y_nan = 0;
+};
+
+// Whole-histogram summary for info queries.
+struct HistogramSummary {
+  uint64_t saturated_bins = 0;  // bins == cap
+  uint64_t total_count = 0;     // sum of bins
+};
+
+}  // namespace histd

@@ -1,0 +1,494 @@
+#include "server/core/ingest_pipeline.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <utility>
+
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "engine/thread_name.h"
+#include "server/core/ingest_validation.h"
+
+namespace histd::server {
+namespace {
+
+constexpr size_t kAlignment = 8;  // every part starts 8-aligned: fits both sample kinds
+
+size_t AlignUp(size_t n) { return (n + kAlignment - 1) / kAlignment * kAlignment; }
+
+// Adds the NaN coordinates of `count` staged (x, y) float32 pairs to *nans.
+void CountNans(const uint8_t* pairs, size_t count, NanCounts* nans) {
+  for (size_t i = 0; i < count; ++i) {
+    float xy[2];
+    std::memcpy(xy, pairs + 8 * i, 8);
+    nans->x += std::isnan(xy[0]);
+    nans->y += std::isnan(xy[1]);
+  }
+}
+
+}  // namespace
+
+// One submitted message, shared by its staged parts. Fields below `count` are guarded by
+// the pipeline's mu_.
+struct IngestPipeline::PendingMessage {
+  Message message;
+  StagedCallback on_staged;
+  AckCallback on_ack;
+  uint64_t count = 0;         // samples
+  size_t bytes = 0;           // payload bytes (the payload itself is released once staged)
+  absl::Time scheduled = absl::InfinitePast();  // handed to a stager (stage_wait_seconds)
+  bool prevalidated = false;  // larger than a staging buffer: checked whole, then split
+  size_t staged_bytes = 0;
+  int parts_in_flight = 0;
+  absl::Status status;
+};
+
+// One staging buffer and the message parts reserved in it.
+struct IngestPipeline::Slot {
+  struct Part {
+    std::shared_ptr<PendingMessage> message;
+    size_t byte_offset = 0;
+    size_t count = 0;
+    NanCounts nans;      // counted while staged; the engines count them as overflow
+    uint64_t cycle = 0;  // its histogram's read-and-reset cycle, set by Flush
+  };
+  std::unique_ptr<StagingBuffer> buffer;
+  size_t used = 0;   // bytes reserved
+  int writers = 0;   // copies in progress into reserved space
+  bool sealed = false;
+  absl::Time deadline = absl::InfiniteFuture();
+  std::vector<Part> parts;
+};
+
+absl::StatusOr<std::unique_ptr<IngestPipeline>> IngestPipeline::Create(
+    Engine& engine, const Options::Pipeline& options) {
+  // INVALID_ARGUMENT naming the option when `value` < `least`.
+  auto at_least = [](const char* name, long long value, long long least) {
+    return value >= least ? absl::OkStatus()
+                          : absl::InvalidArgumentError(
+                                absl::StrFormat("%s must be >= %d, got %d", name, least, value));
+  };
+  for (absl::Status s :
+       {at_least("staging_buffers", options.staging_buffers, 1),
+        at_least("staging_buffer_bytes",
+                 static_cast<long long>(options.staging_buffer_bytes), 4096),
+        at_least("stager_threads", options.stager_threads, 0),
+        at_least("acknowledger_threads", options.acknowledger_threads, 0),
+        at_least("eager_flush_depth", options.eager_flush_depth, 0),
+        at_least("stream_read_ahead_bytes",
+                 static_cast<long long>(options.stream_read_ahead_bytes), 1)}) {
+    if (!s.ok()) return s;
+  }
+  if (options.flush_deadline < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("flush_deadline must be >= 0");
+  }
+  std::unique_ptr<IngestPipeline> p(new IngestPipeline(engine, options));
+  if (options.stager_threads > 0) {
+    p->stagers_ = std::make_unique<WorkerPool>(options.stager_threads, "histd-stage");
+  }
+  if (options.acknowledger_threads > 0) {
+    p->acknowledgers_ = std::make_unique<WorkerPool>(options.acknowledger_threads, "histd-ack");
+  }
+  for (int i = 0; i < options.staging_buffers; ++i) {
+    absl::StatusOr<std::unique_ptr<StagingBuffer>> buffer =
+        engine.CreateStagingBuffer(options.staging_buffer_bytes);
+    if (!buffer.ok()) return buffer.status();
+    auto slot = std::make_unique<Slot>();
+    slot->buffer = *std::move(buffer);
+    p->slots_.push_back(std::move(slot));
+  }
+  {
+    absl::MutexLock lock(&p->mu_);
+    for (auto& slot : p->slots_) p->free_.push_back(slot.get());
+    p->stats_.staging_buffers = p->slots_.size();
+  }
+  p->flusher_ = std::thread([raw = p.get()] {
+    NameCurrentThread("histd-flush");
+    raw->FlusherLoop();
+  });
+  return p;
+}
+
+IngestPipeline::IngestPipeline(Engine& engine, const Options::Pipeline& options)
+    : engine_(engine), options_(options) {}
+
+IngestPipeline::~IngestPipeline() { Shutdown(); }
+
+void IngestPipeline::Submit(Message message, StagedCallback on_staged, AckCallback on_ack) {
+  auto m = std::make_shared<PendingMessage>();
+  const size_t bytes = message.samples.size();
+  m->count = bytes / SampleBytes(message.kind);
+  m->bytes = bytes;
+  m->message = std::move(message);
+  m->on_staged = std::move(on_staged);
+  m->on_ack = std::move(on_ack);
+  bool stopping;
+  {
+    absl::MutexLock lock(&mu_);
+    stopping = stopping_;
+    if (!stopping) {
+      ++active_submits_;
+      unacknowledged_.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+  if (stopping) {
+    m->on_ack(absl::UnavailableError("histd is shutting down; message not applied"), m->count);
+    m->on_staged();
+    return;
+  }
+  if (stagers_ != nullptr && bytes >= options_.stage_inline_below_bytes) {
+    m->scheduled = absl::Now();
+    stagers_->Schedule([this, m] { SubmitAccepted(m); });
+  } else {
+    SubmitAccepted(m);
+  }
+}
+
+void IngestPipeline::SubmitAccepted(const std::shared_ptr<PendingMessage>& m) {
+  const double waited =
+      m->scheduled == absl::InfinitePast() ? 0.0 : absl::ToDoubleSeconds(absl::Now() - m->scheduled);
+  const size_t bytes = m->bytes;
+  HistogramEntry& entry = *m->message.histogram;
+  absl::Status status = CheckIngestMessage(entry.spec(), m->message.kind, bytes);
+  if (status.ok() && bytes > options_.staging_buffer_bytes) {
+    status = CopyValidatedPayload(entry.spec(), m->message.kind, m->message.samples, 0, m->count,
+                                  nullptr);  // NaNs are counted per part, as staged
+    m->prevalidated = true;
+  }
+  bool staged = true;
+  if (!status.ok()) {
+    Reject(m, std::move(status));
+  } else if (bytes == 0) {  // valid and applies nothing
+    entry.RecordApplied(1, 0, IngestItemResult{});
+    {
+      absl::MutexLock lock(&mu_);
+      stats_.messages += 1;
+    }
+    Acknowledge(m, absl::OkStatus());
+  } else {
+    staged = StageOrPark(m, /*resume=*/false);
+  }
+  {
+    absl::MutexLock lock(&mu_);
+    stats_.stage_wait_seconds += waited;
+    --active_submits_;
+    if (active_submits_ == 0) flusher_cv_.Signal();
+  }
+  if (staged) m->on_staged();
+}
+
+void IngestPipeline::Reject(const std::shared_ptr<PendingMessage>& m, absl::Status status) {
+  m->message.histogram->RecordRejected(m->count);
+  Acknowledge(m, std::move(status));
+}
+
+void IngestPipeline::Acknowledge(const std::shared_ptr<PendingMessage>& m,
+                                 absl::Status status) {
+  unacknowledged_.fetch_sub(1, std::memory_order_relaxed);
+  m->on_ack(std::move(status), m->count);
+}
+
+bool IngestPipeline::StageOrPark(const std::shared_ptr<PendingMessage>& m, bool resume) {
+  const size_t element = SampleBytes(m->message.kind);
+  const size_t total = m->bytes;
+  const size_t capacity = options_.staging_buffer_bytes;
+  const SamplePayload& payload = m->message.samples;
+  while (true) {
+    Slot* slot = nullptr;
+    size_t offset = 0, take = 0;
+    {
+      absl::MutexLock lock(&mu_);
+      if (!resume && !waiting_.empty()) {  // first come, first staged
+        waiting_.push_back(m);
+        return false;
+      }
+      if (current_ == nullptr && !free_.empty()) {
+        current_ = free_.back();
+        free_.pop_back();
+      }
+      if (current_ == nullptr) {
+        if (resume) {
+          waiting_.push_front(m);
+        } else {
+          waiting_.push_back(m);
+        }
+        return false;
+      }
+      slot = current_;
+      const size_t remaining = total - m->staged_bytes;
+      const size_t start = AlignUp(slot->used);
+      const size_t avail = start < capacity ? capacity - start : 0;
+      if (!m->prevalidated && remaining > avail) {  // fits a fresh buffer: never split it
+        SealLocked(slot);
+        continue;
+      }
+      take = std::min(remaining, avail / element * element);
+      if (take == 0) {
+        SealLocked(slot);
+        continue;
+      }
+      offset = start;
+      slot->used = start + take;
+      slot->writers += 1;
+      if (slot->parts.empty() && slot->deadline == absl::InfiniteFuture()) {
+        slot->deadline = absl::Now() + options_.flush_deadline;
+        flusher_cv_.Signal();
+      }
+    }
+    // Copy outside the lock; other producers copy into other reserved ranges meanwhile.
+    uint8_t* dst = slot->buffer->data() + offset;
+    const size_t from = m->staged_bytes;  // staged_bytes only changes below, by us
+    absl::Status status;
+    NanCounts nans;
+    const absl::Time copy_started = absl::Now();
+    if (m->prevalidated) {
+      payload.CopyTo(from, take, dst);
+      if (m->message.kind == SampleKind::kCoordXY) CountNans(dst, take / element, &nans);
+    } else {
+      status = CopyValidatedPayload(m->message.histogram->spec(), m->message.kind, payload,
+                                    from / element, take / element, dst,
+                                    options_.staging_stores, &nans);
+    }
+    const double copy_seconds = absl::ToDoubleSeconds(absl::Now() - copy_started);
+    {
+      absl::MutexLock lock(&mu_);
+      stats_.stage_seconds += copy_seconds;
+      slot->writers -= 1;
+      if (status.ok()) {
+        slot->parts.push_back(Slot::Part{m, offset, take / element, nans});
+        m->parts_in_flight += 1;
+        m->staged_bytes += take;
+      }  // else: the reserved range stays unused; nothing of the message is in any part
+      if (slot == current_ && capacity - std::min(capacity, AlignUp(slot->used)) < 4) {
+        SealLocked(slot);
+      }
+      if (slot->sealed && slot->writers == 0) flusher_cv_.Signal();
+    }
+    if (!status.ok()) {
+      Reject(m, std::move(status));
+      return true;
+    }
+    if (m->staged_bytes == total) {
+      // Every byte is in staging: give the receive buffers back before the acknowledgement.
+      m->message.samples = SamplePayload();
+      return true;
+    }
+  }
+}
+
+void IngestPipeline::SealLocked(Slot* slot) {
+  slot->sealed = true;
+  if (slot == current_) current_ = nullptr;
+  sealed_.push_back(slot);
+  flusher_cv_.Signal();
+}
+
+IngestPipeline::Slot* IngestPipeline::SealedReadyLocked() {
+  for (auto it = sealed_.begin(); it != sealed_.end(); ++it) {
+    if ((*it)->writers == 0) {
+      Slot* slot = *it;
+      sealed_.erase(it);
+      return slot;
+    }
+  }
+  return nullptr;
+}
+
+void IngestPipeline::FlusherLoop() {
+  while (true) {
+    Slot* to_flush = nullptr;
+    std::shared_ptr<PendingMessage> to_stage;
+    {
+      absl::MutexLock lock(&mu_);
+      while (true) {
+        if ((to_flush = SealedReadyLocked()) != nullptr) {
+          in_flight_ += 1;
+          break;
+        }
+        const int max_resuming = stagers_ != nullptr ? options_.stager_threads : 1;
+        if (!waiting_.empty() && (current_ != nullptr || !free_.empty()) &&
+            resuming_ < max_resuming) {
+          to_stage = std::move(waiting_.front());
+          waiting_.pop_front();
+          resuming_ += 1;
+          break;
+        }
+        const bool has_data = current_ != nullptr && current_->used > 0;
+        const bool eager = in_flight_ < options_.eager_flush_depth;
+        if (has_data &&
+            (stopping_ || draining_ || eager || absl::Now() >= current_->deadline)) {
+          SealLocked(current_);
+          continue;
+        }
+        if (stopping_ && !has_data && sealed_.empty() && waiting_.empty() && in_flight_ == 0 &&
+            completing_ == 0 && active_submits_ == 0 && resuming_ == 0) {
+          return;
+        }
+        flusher_cv_.WaitWithDeadline(&mu_, has_data ? current_->deadline : absl::InfiniteFuture());
+      }
+    }
+    if (to_flush != nullptr) Flush(to_flush);
+    if (to_stage != nullptr) {
+      if (stagers_ != nullptr) {
+        stagers_->Schedule([this, to_stage] { Resume(to_stage); });
+      } else {
+        Resume(to_stage);
+      }
+    }
+  }
+}
+
+void IngestPipeline::Resume(const std::shared_ptr<PendingMessage>& m) {
+  const bool staged = StageOrPark(m, /*resume=*/true);
+  {
+    absl::MutexLock lock(&mu_);
+    resuming_ -= 1;
+    flusher_cv_.Signal();
+  }
+  if (staged) m->on_staged();
+}
+
+void IngestPipeline::Flush(Slot* slot) {
+  // Only the flusher and then OnApplied touch a slot between sealing and freeing it.
+  std::vector<IngestItem> items;
+  items.reserve(slot->parts.size());
+  for (const Slot::Part& part : slot->parts) {
+    const HistogramSpec& spec = part.message->message.histogram->spec();
+    IngestItem item;
+    item.histogram = &part.message->message.histogram->storage();
+    item.kind = part.message->message.kind;
+    item.byte_offset = part.byte_offset;
+    item.count = part.count;
+    if (item.kind == SampleKind::kCoordXY) {
+      item.x = *spec.x_axis;
+      item.y = *spec.y_axis;
+    }
+    items.push_back(item);
+  }
+  const absl::Time started = absl::Now();
+  if (items.empty()) {  // every reservation in it was rejected
+    OnApplied(slot, started, absl::OkStatus(), {});
+    return;
+  }
+  {
+    // No read-and-reset of these histograms runs while the batch is handed over, so each
+    // part's bins land in the cycle BeginApply names (HistogramEntry, "Cycles").
+    std::vector<HistogramEntry*> entries;
+    entries.reserve(slot->parts.size());
+    for (const Slot::Part& part : slot->parts) entries.push_back(part.message->message.histogram.get());
+    ApplyOrderLock order(std::move(entries));
+    for (Slot::Part& part : slot->parts) part.cycle = part.message->message.histogram->BeginApply();
+    engine_.Apply(*slot->buffer, std::move(items),
+                  [this, slot, started](absl::Status status, std::vector<IngestItemResult> results) {
+                    OnApplied(slot, started, std::move(status), std::move(results));
+                  });
+  }
+  const double enqueue = absl::ToDoubleSeconds(absl::Now() - started);
+  absl::MutexLock lock(&mu_);
+  stats_.enqueue_seconds += enqueue;
+}
+
+void IngestPipeline::OnApplied(Slot* slot, absl::Time started, absl::Status status,
+                               std::vector<IngestItemResult> results) {
+  const absl::Time done = absl::Now();
+  std::vector<std::shared_ptr<PendingMessage>> completed;
+  {
+    absl::MutexLock lock(&mu_);
+    if (status.ok() && results.size() != slot->parts.size()) {
+      status = absl::InternalError(absl::StrFormat(
+          "engine returned %d results for %d ingest items", results.size(), slot->parts.size()));
+    }
+    for (size_t i = 0; i < slot->parts.size(); ++i) {
+      const std::shared_ptr<PendingMessage>& m = slot->parts[i].message;
+      m->parts_in_flight -= 1;
+      if (!status.ok() && m->status.ok()) m->status = status;
+      // Counted in the cycle that holds the part's bins, before any acknowledgement; a
+      // message in the cycle of its last part. NaNs move from the overflows to their own.
+      const bool last = m->parts_in_flight == 0 && m->staged_bytes == m->bytes;
+      const Slot::Part& part = slot->parts[i];
+      IngestItemResult result;
+      if (status.ok()) {
+        result = results[i];
+        result.x_overflow -= std::min(part.nans.x, result.x_overflow);
+        result.y_overflow -= std::min(part.nans.y, result.y_overflow);
+        result.x_nan = part.nans.x;
+        result.y_nan = part.nans.y;
+      }
+      m->message.histogram->EndApply(part.cycle, part.count, status.ok() ? &result : nullptr,
+                                     last && m->status.ok() ? 1 : 0);
+      if (last) completed.push_back(m);
+    }
+    if (!slot->parts.empty()) {
+      stats_.batches += 1;
+      stats_.apply_seconds += absl::ToDoubleSeconds(absl::Now() - started);
+    }
+    for (const auto& m : completed) {
+      if (m->status.ok()) {
+        stats_.messages += 1;
+        stats_.samples += m->count;
+        stats_.bytes += m->bytes;
+      }
+    }
+    slot->parts.clear();
+    slot->used = 0;
+    slot->sealed = false;
+    slot->deadline = absl::InfiniteFuture();
+    free_.push_back(slot);
+    in_flight_ -= 1;
+    completing_ += 1;  // Shutdown waits for the acknowledgements below, not just the slot
+    flusher_cv_.Signal();
+  }
+  auto acknowledge = [this, completed = std::move(completed), done] {
+    for (const auto& m : completed) Complete(m);
+    const double seconds = absl::ToDoubleSeconds(absl::Now() - done);
+    absl::MutexLock lock(&mu_);
+    stats_.acknowledge_seconds += seconds;
+    completing_ -= 1;
+    flusher_cv_.Signal();
+  };
+  if (acknowledgers_ != nullptr) {
+    acknowledgers_->Schedule(std::move(acknowledge));
+  } else {
+    acknowledge();
+  }
+}
+
+void IngestPipeline::Complete(const std::shared_ptr<PendingMessage>& m) {
+  HistogramEntry& entry = *m->message.histogram;
+  // parts_in_flight reached 0 under mu_: no other thread touches status any more.
+  // Applied parts were counted as their batches finished (OnApplied); a failed message's
+  // samples count as rejected (after an engine failure, parts it applied count as applied too).
+  if (!m->status.ok()) entry.RecordRejected(m->count);
+  Acknowledge(m, m->status);
+}
+
+void IngestPipeline::BeginDrain() {
+  absl::MutexLock lock(&mu_);
+  draining_ = true;
+  flusher_cv_.Signal();
+}
+
+void IngestPipeline::Shutdown() {
+  {
+    absl::MutexLock lock(&mu_);
+    if (stopping_) return;
+    stopping_ = true;
+    flusher_cv_.Signal();
+  }
+  if (flusher_.joinable()) flusher_.join();
+  // Both idle by now: the flusher waited for them (resuming_, completing_).
+  if (stagers_ != nullptr) stagers_->Shutdown();
+  if (acknowledgers_ != nullptr) acknowledgers_->Shutdown();
+}
+
+IngestStats IngestPipeline::stats() const {
+  absl::MutexLock lock(&mu_);
+  IngestStats s = stats_;
+  s.staging_buffers_in_flight = in_flight_;
+  s.queued_messages = waiting_.size();
+  s.unacknowledged_messages = unacknowledged_.load(std::memory_order_relaxed);
+  return s;
+}
+
+}  // namespace histd::server

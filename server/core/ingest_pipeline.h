@@ -1,0 +1,147 @@
+// The staging and batching layer between the ingest handlers and the engine.
+//
+// Shape (the GPU pipeline replaces what sits behind it, not this interface):
+//   handler --Submit--> validate while copying into the current staging buffer (on a stager
+//                       thread for large messages, on the caller's thread for small ones)
+//   flusher thread  --> one Engine::Apply per buffer (one IngestItem per message part),
+//                       when the buffer fills, flush_deadline after its first message, or
+//                       at once while fewer than eager_flush_depth batches are in flight
+//   Apply's done    --> counters, the buffer is free again; then each message's ack callback
+//                       (on an acknowledger thread, or on the engine's thread without them)
+// A message larger than one staging buffer is validated whole first, then split across
+// buffers, and acknowledged when every part is applied. A message that fits is never split.
+//
+// Backpressure: when no staging buffer has room, Submit parks the message and returns
+// without calling on_staged; a producer's submits whose on_staged has not run stay under
+// options.stream_read_ahead_bytes (the ingest reactor stops reading, and gRPC flow control
+// does the rest). Memory stays bounded by the staging buffers plus that read-ahead (and one
+// message) per producer. A producer's messages may be staged, applied and acknowledged in
+// any order.
+//
+// Payload: a message's samples are read only until it is fully staged, then released
+// (before on_staged), so the receive buffers they live in go back early.
+//
+// Callbacks: on_staged and on_ack each run exactly once per Submit, on the caller's thread
+// or a pipeline/engine thread, never under a pipeline lock, in either order.
+// Thread safety: all methods may be called from any thread.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "engine/engine.h"
+#include "server/core/histogram_store.h"
+#include "server/core/options.h"
+#include "server/core/sample_payload.h"
+#include "server/core/worker_pool.h"
+
+namespace histd::server {
+
+struct IngestStats {
+  uint64_t batches = 0;   // Engine::Apply calls
+  uint64_t messages = 0;  // acknowledged OK
+  uint64_t samples = 0;   // in messages acknowledged OK
+  uint64_t bytes = 0;     // payload bytes of those messages
+  uint64_t staging_buffers = 0;
+  uint64_t staging_buffers_in_flight = 0;
+  uint64_t queued_messages = 0;  // parked, waiting for a free staging buffer
+  uint64_t unacknowledged_messages = 0;  // submitted and not yet acknowledged (any outcome)
+  double apply_seconds = 0;      // Apply call to done, summed over batches
+  double enqueue_seconds = 0;    // inside the Apply call (handing the batch over)
+  double acknowledge_seconds = 0;  // from done to the batch's last acknowledgement sent
+  double stage_seconds = 0;       // copying (and validating) payloads into staging, all threads
+  double stage_wait_seconds = 0;  // messages waiting for a stager thread, summed over messages
+};
+
+class IngestPipeline {
+ public:
+  struct Message {
+    std::shared_ptr<HistogramEntry> histogram;
+    SampleKind kind = SampleKind::kBinIndex;
+    SamplePayload samples;  // packed little-endian; released once staged
+  };
+  using StagedCallback = std::function<void()>;
+  // OK: every sample is applied and visible to reads. Otherwise nothing was applied
+  // (except after an engine failure, which the status names). `samples` = payload samples.
+  using AckCallback = std::function<void(absl::Status status, uint64_t samples)>;
+
+  static absl::StatusOr<std::unique_ptr<IngestPipeline>> Create(Engine& engine,
+                                                                const Options::Pipeline& options);
+  ~IngestPipeline();  // Shutdown()
+
+  void Submit(Message message, StagedCallback on_staged, AckCallback on_ack);
+
+  // From now on, staged messages are applied at once instead of waiting for the flush
+  // deadline; Submit keeps working (shutdown: the last messages of open streams drain fast).
+  void BeginDrain();
+
+  // Applies and acknowledges everything submitted, then stops the flusher. Later Submits
+  // are acknowledged UNAVAILABLE. Idempotent.
+  void Shutdown();
+
+  IngestStats stats() const;
+
+ private:
+  struct PendingMessage;
+  struct Slot;
+
+  IngestPipeline(Engine& engine, const Options::Pipeline& options);
+
+  // Stages what is left of `m`. True when fully staged or rejected; false when parked in
+  // waiting_ (at the front when `resume`), in which case the flusher continues it later.
+  bool StageOrPark(const std::shared_ptr<PendingMessage>& m, bool resume);
+  // Submit's work after the shutdown check: validation, staging, on_staged.
+  void SubmitAccepted(const std::shared_ptr<PendingMessage>& m);
+  // A parked message resumed by a stager thread.
+  void Resume(const std::shared_ptr<PendingMessage>& m);
+  void Reject(const std::shared_ptr<PendingMessage>& m, absl::Status status);
+  void SealLocked(Slot* slot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  Slot* SealedReadyLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void FlusherLoop();
+  void Flush(Slot* slot);
+  void OnApplied(Slot* slot, absl::Time started, absl::Status status,
+                 std::vector<IngestItemResult> results);
+  void Complete(const std::shared_ptr<PendingMessage>& m);
+  // Every accepted Submit ends here exactly once: counts it as acknowledged, then calls on_ack.
+  void Acknowledge(const std::shared_ptr<PendingMessage>& m, absl::Status status);
+
+  Engine& engine_;
+  const Options::Pipeline options_;
+  std::vector<std::unique_ptr<Slot>> slots_;  // fixed after construction
+
+  mutable absl::Mutex mu_;
+  absl::CondVar flusher_cv_;
+  std::vector<Slot*> free_ ABSL_GUARDED_BY(mu_);
+  Slot* current_ ABSL_GUARDED_BY(mu_) = nullptr;  // accepting reservations
+  std::vector<Slot*> sealed_ ABSL_GUARDED_BY(mu_);  // full; flushed once no writer is left
+  std::deque<std::shared_ptr<PendingMessage>> waiting_ ABSL_GUARDED_BY(mu_);
+  int in_flight_ ABSL_GUARDED_BY(mu_) = 0;
+  int active_submits_ ABSL_GUARDED_BY(mu_) = 0;
+  int resuming_ ABSL_GUARDED_BY(mu_) = 0;  // parked messages handed to stagers
+  // Applied batches whose slot is free again but whose messages are still being
+  // acknowledged; the flusher (and so Shutdown) waits for them, since that runs on an engine
+  // thread and touches this pipeline.
+  int completing_ ABSL_GUARDED_BY(mu_) = 0;
+  // Accepted by Submit, not yet acknowledged. Atomic: Acknowledge runs once per message, on
+  // the completion path, and takes no lock for it.
+  std::atomic<uint64_t> unacknowledged_{0};
+  bool draining_ ABSL_GUARDED_BY(mu_) = false;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  IngestStats stats_ ABSL_GUARDED_BY(mu_);
+  std::thread flusher_;
+  std::unique_ptr<WorkerPool> stagers_;  // null when options_.stager_threads == 0
+  std::unique_ptr<WorkerPool> acknowledgers_;  // null when acknowledger_threads == 0
+};
+
+}  // namespace histd::server

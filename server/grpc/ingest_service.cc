@@ -1,0 +1,348 @@
+#include "server/grpc/ingest_service.h"
+
+#include <algorithm>
+#include <cstddef>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "server/core/log.h"
+#include "server/grpc/ingest_request_decoder.h"
+#include "server/grpc/proto_convert.h"
+#include "server/grpc/status_util.h"
+
+namespace histd::server {
+namespace {
+
+// A stream refused before it starts (limit reached, shutting down).
+class RefusedStream final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
+ public:
+  explicit RefusedStream(grpc::Status status) { Finish(std::move(status)); }
+  void OnDone() override { delete this; }
+};
+
+}  // namespace
+
+class IngestStreamReactor final
+    : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
+ public:
+  IngestStreamReactor(IngestService* service, ServiceContext* ctx, uint64_t id, std::string peer)
+      : service_(*service), ctx_(*ctx), id_(id), peer_(std::move(peer)) {}
+
+  // Called once registered: issues the first read.
+  void Begin() {
+    Actions actions;
+    {
+      absl::MutexLock lock(&mu_);
+      actions = NextActionsLocked();
+    }
+    Perform(actions);
+  }
+
+  // Shutdown: queues the shutdown notice (see IngestResponse) after the acks of every
+  // message received so far; later messages are acknowledged UNAVAILABLE, not applied; the
+  // stream finishes once the client half-closes and every ack is written (or gRPC cancels
+  // it at the end of the grace). Returns a continuation the caller runs after releasing the
+  // service lock (Finish may run OnDone, which takes that lock). Until then the reactor
+  // cannot be deleted: a write or finish held by the continuation keeps Finish from
+  // running elsewhere (writing_ / finished_ are set under mu_).
+  std::function<void()> BeginStop() {
+    Actions actions;
+    {
+      absl::MutexLock lock(&mu_);
+      stopping_ = true;
+      if (!reads_done_ && !finished_) {
+        auto notice = std::make_shared<PendingAck>();
+        notice->response.set_server_shutting_down(true);
+        notice->response.set_code(grpc::StatusCode::UNAVAILABLE);
+        notice->response.set_message(
+            "histd is shutting down: every message received before this notice is "
+            "acknowledged above; half-close the stream");
+        notice->done = true;
+        pending_.push_back(std::move(notice));
+      }
+      actions = NextActionsLocked();
+    }
+    if (!actions.any()) return nullptr;
+    return [this, actions] { Perform(actions); };
+  }
+
+  void OnReadDone(bool ok) override {
+    if (!ok) {  // half-close by the client, cancellation, or a finished stream
+      Actions actions;
+      {
+        absl::MutexLock lock(&mu_);
+        read_outstanding_ = false;
+        reads_done_ = true;
+        actions = NextActionsLocked();
+      }
+      Perform(actions);
+      return;
+    }
+    // Decode in place: the samples stay in the slices they arrived in (SamplePayload).
+    absl::StatusOr<DecodedIngestRequest> request = DecodeIngestRequest(request_);
+    const size_t message_bytes = request_.Length();
+    const size_t charge = std::max(message_bytes, kReadAheadMinChargeBytes);
+    request_.Clear();  // the payload holds its own references to the slices
+    auto ack = std::make_shared<PendingAck>();
+    if (request.ok()) ack->response.set_sequence(request->sequence);
+    bool after_notice;
+    {
+      absl::MutexLock lock(&mu_);
+      read_outstanding_ = false;
+      if (finished_) return;  // cancelled while this read was pending
+      pending_.push_back(ack);
+      ++received_;
+      after_notice = stopping_;
+      if (!after_notice) staging_bytes_ += charge;
+    }
+    if (after_notice) {
+      OnAck(ack, absl::UnavailableError("histd is shutting down; message not applied"), 0);
+      return;
+    }
+    if (!request.ok()) {
+      OnAck(ack, request.status(), 0);
+      OnStaged(charge);
+      return;
+    }
+    // gRPC reads messages up to twice the limit (server.cc) so that one over it is refused
+    // here, on its own, and the stream goes on.
+    const uint64_t limit = static_cast<uint64_t>(ctx_.options->limits.max_message_bytes);
+    if (message_bytes > limit) {
+      OnAck(ack,
+            absl::ResourceExhaustedError(absl::StrFormat(
+                "message of %d bytes is larger than --max_message_bytes=%d; split it (nothing "
+                "of it was applied)",
+                message_bytes, limit)),
+            0);
+      OnStaged(charge);
+      return;
+    }
+    absl::StatusOr<std::shared_ptr<HistogramEntry>> entry = ctx_.store->Find(request->histogram);
+    absl::StatusOr<SampleKind> kind =
+        SampleKindFromProto(static_cast<v1::SampleType>(request->type));
+    if (!entry.ok() || !kind.ok()) {
+      if (entry.ok()) (*entry)->RecordRejected(0);
+      const absl::Status status = entry.ok() ? kind.status() : entry.status();
+      OnAck(ack, status, 0);
+      OnStaged(charge);
+      return;
+    }
+    IngestPipeline::Message message{*std::move(entry), *kind, std::move(request->samples)};
+    ctx_.pipeline->Submit(
+        std::move(message), [this, charge] { OnStaged(charge); },
+        [this, ack](absl::Status status, uint64_t count) { OnAck(ack, std::move(status), count); });
+  }
+
+  void OnWriteDone(bool ok) override {
+    Actions actions;
+    {
+      absl::MutexLock lock(&mu_);
+      writing_ = false;
+      if (!ok) write_failed_ = true;  // the client is gone: later acks are dropped
+      actions = NextActionsLocked();
+    }
+    Perform(actions);
+  }
+
+  void OnDone() override {
+    service_.Unregister(this);
+    {
+      absl::MutexLock lock(&mu_);  // no callback is left; the lock satisfies the annotations
+      LogInfo("ingest stream %d from %s closed: %d messages received, %d applied (%d samples), "
+              "%d rejected%s%s%s",
+              id_, peer_, received_, applied_, samples_applied_, rejected_,
+              rejected_ > 0 ? "; first rejection: " : "", first_rejection_,
+              acks_dropped_ > 0
+                  ? absl::StrFormat("; %d acknowledgements not delivered (write failed)",
+                                    acks_dropped_)
+                  : std::string());
+    }
+    delete this;
+  }
+
+ private:
+  struct PendingAck {
+    v1::IngestResponse response;
+    bool done = false;
+  };
+  // What NextActionsLocked decided; each must be performed once it is decided (a read
+  // decided and not started leaves read_outstanding_ set forever).
+  struct Actions {
+    bool read = false;
+    const grpc::ByteBuffer* write = nullptr;
+    std::optional<grpc::Status> finish;
+    bool any() const { return read || write != nullptr || finish.has_value(); }
+  };
+
+  // `charge`: what the message counted against the read-ahead when it was read.
+  void OnStaged(size_t charge) {
+    Actions actions;
+    {
+      absl::MutexLock lock(&mu_);
+      staging_bytes_ -= charge;
+      actions = NextActionsLocked();
+    }
+    Perform(actions);
+  }
+
+  void OnAck(const std::shared_ptr<PendingAck>& ack, absl::Status status, uint64_t samples) {
+    Actions actions;
+    {
+      absl::MutexLock lock(&mu_);
+      ack->response.set_code(static_cast<int32_t>(status.code()));
+      ack->response.set_message(std::string(status.message()));
+      ack->response.set_samples(samples);
+      ack->done = true;
+      if (status.ok()) {
+        ++applied_;
+        samples_applied_ += samples;
+      } else {
+        if (rejected_ == 0) {
+          first_rejection_ = absl::StrFormat("sequence %d: %s", ack->response.sequence(),
+                                             status.ToString());
+        }
+        ++rejected_;
+      }
+      actions = NextActionsLocked();
+    }
+    Perform(actions);
+  }
+
+  // Decides what to start next; at most one of read / write / finish is set.
+  Actions NextActionsLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    Actions a;
+    if (finished_) return a;
+    while (!writing_ && !pending_.empty() && pending_.front()->done) {
+      std::shared_ptr<PendingAck> ack = std::move(pending_.front());
+      pending_.pop_front();
+      if (write_failed_) {
+        if (!ack->response.server_shutting_down()) ++acks_dropped_;  // the notice is no ack
+        continue;
+      }
+      bool own_buffer;
+      response_.Clear();  // required: gRPC's serializer asserts an empty (invalid) buffer
+      if (!grpc::SerializationTraits<v1::IngestResponse>::Serialize(ack->response, &response_,
+                                                                     &own_buffer)
+               .ok()) {
+        continue;  // cannot happen for a well-formed message; the client sees a gap
+      }
+      writing_ = true;
+      a.write = &response_;
+    }
+    // Reads pause while the client leaves its acknowledgements unread (they pile up here
+    // once gRPC's flow control holds our writes), so a producer that never reads cannot
+    // grow the daemon's memory.
+    const size_t max_unsent = static_cast<size_t>(ctx_.options->limits.max_unsent_acks_per_stream);
+    if (!reads_done_ && staging_bytes_ < ctx_.options->pipeline.stream_read_ahead_bytes &&
+        pending_.size() < max_unsent && !read_outstanding_) {
+      read_outstanding_ = true;
+      a.read = true;
+    }
+    const bool idle = staging_bytes_ == 0 && !writing_ && pending_.empty();
+    if (idle && reads_done_) {
+      finished_ = true;
+      a.finish = !stopping_ ? grpc::Status::OK
+                            : grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                                           "histd is shutting down; every message received on "
+                                           "this stream was acknowledged");
+    }
+    return a;
+  }
+
+  // Runs outside the lock. Finish is the last thing done: OnDone may delete `this` after it.
+  void Perform(const Actions& a) {
+    if (a.write != nullptr) StartWrite(a.write);
+    if (a.read) StartRead(&request_);
+    if (a.finish) Finish(*a.finish);
+  }
+
+  IngestService& service_;
+  ServiceContext& ctx_;
+  const uint64_t id_;
+  const std::string peer_;
+  grpc::ByteBuffer request_;  // owned by gRPC between StartRead and OnReadDone
+
+  absl::Mutex mu_;
+  grpc::ByteBuffer response_ ABSL_GUARDED_BY(mu_);  // the write in progress
+  std::deque<std::shared_ptr<PendingAck>> pending_ ABSL_GUARDED_BY(mu_);  // request order
+  bool read_outstanding_ ABSL_GUARDED_BY(mu_) = false;
+  // Read-ahead charges (kReadAheadMinChargeBytes at least) of the messages with the
+  // pipeline, not yet staged.
+  size_t staging_bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  bool writing_ ABSL_GUARDED_BY(mu_) = false;
+  bool reads_done_ ABSL_GUARDED_BY(mu_) = false;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  bool write_failed_ ABSL_GUARDED_BY(mu_) = false;
+  bool finished_ ABSL_GUARDED_BY(mu_) = false;
+  uint64_t received_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t applied_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t samples_applied_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t rejected_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t acks_dropped_ ABSL_GUARDED_BY(mu_) = 0;  // after a failed write (client gone)
+  std::string first_rejection_ ABSL_GUARDED_BY(mu_);
+};
+
+grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* IngestService::Ingest(
+    grpc::CallbackServerContext* context) {
+  IngestStreamReactor* reactor = nullptr;
+  {
+    absl::MutexLock lock(&mu_);
+    if (shutting_down_) {
+      return new RefusedStream(
+          grpc::Status(grpc::StatusCode::UNAVAILABLE, "histd is shutting down"));
+    }
+    const size_t limit = static_cast<size_t>(ctx_.options->limits.max_concurrent_streams);
+    if (streams_.size() >= limit) {
+      LogWarning("ingest stream from %s refused: %d streams open (--max_concurrent_streams=%d)",
+                 context->peer(), streams_.size(), limit);
+      return new RefusedStream(grpc::Status(
+          grpc::StatusCode::RESOURCE_EXHAUSTED,
+          absl::StrFormat("%d ingest streams are open, --max_concurrent_streams=%d; retry later",
+                          streams_.size(), limit)));
+    }
+    const uint64_t id = next_stream_id_++;
+    reactor = new IngestStreamReactor(this, &ctx_, id, context->peer());
+    streams_.insert(reactor);
+    ctx_.active_streams.store(streams_.size());
+    LogInfo("ingest stream %d opened from %s (%d open)", id, context->peer(), streams_.size());
+    // Under the lock, so BeginShutdown cannot finish the stream before its first read is
+    // issued. Nothing runs inline here: gRPC binds the stream only once we return it.
+    reactor->Begin();
+  }
+  return reactor;
+}
+
+void IngestService::BeginShutdown() {
+  std::vector<std::function<void()>> continuations;
+  {
+    absl::MutexLock lock(&mu_);
+    shutting_down_ = true;
+    LogInfo("shutdown: finishing %d ingest streams once their messages are acknowledged",
+            streams_.size());
+    // A reactor stays registered until its OnDone, which takes mu_: none is deleted here.
+    for (IngestStreamReactor* reactor : streams_) {
+      if (std::function<void()> next = reactor->BeginStop()) continuations.push_back(next);
+    }
+  }
+  for (const auto& next : continuations) next();
+}
+
+void IngestService::WaitForStreams(absl::Time deadline) {
+  absl::MutexLock lock(&mu_);
+  auto all_finished = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return streams_.empty(); };
+  mu_.AwaitWithDeadline(absl::Condition(&all_finished), deadline);
+}
+
+void IngestService::Unregister(IngestStreamReactor* reactor) {
+  absl::MutexLock lock(&mu_);
+  streams_.erase(reactor);
+  ctx_.active_streams.store(streams_.size());
+}
+
+}  // namespace histd::server

@@ -1,0 +1,147 @@
+#include "server/grpc/query_service.h"
+
+#include <cmath>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_format.h"
+#include "server/core/histogram_queries.h"
+#include "server/grpc/query_stream.h"
+#include "server/grpc/status_util.h"
+#include "server/grpc/unary_reactor.h"
+
+namespace histd::server {
+namespace {
+
+// The engine's Dim for a projection's collapse field, with the API's names in the error.
+absl::StatusOr<Dim> ProjectionCollapse(v1::Dim collapse) {
+  if (collapse != v1::DIM_ROWS && collapse != v1::DIM_COLS) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "collapse must be DIM_ROWS (one value per column) or DIM_COLS (one per row), got %s",
+        v1::Dim_Name(collapse).empty() ? absl::StrFormat("%d", static_cast<int>(collapse))
+                                       : v1::Dim_Name(collapse)));
+  }
+  return collapse == v1::DIM_ROWS ? Dim::kRows : Dim::kCols;
+}
+
+// Projection of the request's histogram along its collapse field (see ProjectHistogram).
+template <typename Request>
+absl::StatusOr<Projection> ProjectRequest(ServiceContext& ctx, const char* what,
+                                          const Request& request, uint64_t bytes_per_value) {
+  absl::StatusOr<Dim> collapse = ProjectionCollapse(request.collapse());
+  if (!collapse.ok()) return collapse.status();
+  return ProjectHistogram(ctx, what, request.name(), *collapse, bytes_per_value);
+}
+
+// Finishes a unary call at once with `status` (a refusal: nothing was scheduled).
+grpc::ServerUnaryReactor* Refused(grpc::CallbackServerContext* context, const absl::Status& status) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  reactor->Finish(ToGrpcStatus(status));
+  return reactor;
+}
+
+}  // namespace
+
+grpc::ServerWriteReactor<v1::QueryChunk>* QueryService::Query(grpc::CallbackServerContext* /*context*/,
+                                                              const v1::QueryRequest* request) {
+  absl::StatusOr<ConcurrencyLimit::Permit> permit = ctx_.queries.TryAcquire();
+  if (!permit.ok()) return RefusedQueryStream(permit.status());
+  return StartQueryStream(ctx_, *request, *std::move(permit));
+}
+
+grpc::ServerUnaryReactor* QueryService::Project(grpc::CallbackServerContext* context,
+                                                const v1::ProjectRequest* request,
+                                                v1::ProjectResponse* response) {
+  absl::StatusOr<ConcurrencyLimit::Permit> permit = ctx_.queries.TryAcquire();
+  if (!permit.ok()) return Refused(context, permit.status());
+  return RunOnWorkers(context, *ctx_.workers,
+                      [this, request, response,
+                       permit = std::make_shared<ConcurrencyLimit::Permit>(
+                           *std::move(permit))]() -> absl::Status {
+    absl::StatusOr<Projection> projection = ProjectRequest(ctx_, "projection", *request, 8);
+    if (!projection.ok()) return projection.status();
+    const uint64_t* v = projection->sums.data<uint64_t>();
+    response->mutable_counts()->Add(v, v + projection->sums.cols);
+    return absl::OkStatus();
+  });
+}
+
+grpc::ServerUnaryReactor* QueryService::Cdf(grpc::CallbackServerContext* context,
+                                            const v1::CdfRequest* request,
+                                            v1::CdfResponse* response) {
+  absl::StatusOr<ConcurrencyLimit::Permit> permit = ctx_.queries.TryAcquire();
+  if (!permit.ok()) return Refused(context, permit.status());
+  return RunOnWorkers(context, *ctx_.workers,
+                      [this, request, response,
+                       permit = std::make_shared<ConcurrencyLimit::Permit>(
+                           *std::move(permit))]() -> absl::Status {
+    absl::StatusOr<Projection> projection = ProjectRequest(ctx_, "CDF", *request, 16);
+    if (!projection.ok()) return projection.status();
+    absl::StatusOr<HostArray> cdf = CumulativeSums(*ctx_.engine, projection->sums);
+    if (!cdf.ok()) return cdf.status();
+    const uint64_t* c = cdf->data<uint64_t>();
+    const size_t n = cdf->cols;
+    const uint64_t total = n == 0 ? 0 : c[n - 1];
+    response->mutable_cumulative()->Add(c, c + n);
+    response->mutable_fraction()->Reserve(n);
+    for (size_t i = 0; i < n; ++i) {
+      response->add_fraction(total == 0 ? 0.0 : static_cast<double>(c[i]) / total);
+    }
+    response->set_total(total);
+    return absl::OkStatus();
+  });
+}
+
+grpc::ServerUnaryReactor* QueryService::Quantiles(grpc::CallbackServerContext* context,
+                                                  const v1::QuantilesRequest* request,
+                                                  v1::QuantilesResponse* response) {
+  absl::StatusOr<ConcurrencyLimit::Permit> permit = ctx_.queries.TryAcquire();
+  if (!permit.ok()) return Refused(context, permit.status());
+  return RunOnWorkers(context, *ctx_.workers,
+                      [this, request, response,
+                       permit = std::make_shared<ConcurrencyLimit::Permit>(
+                           *std::move(permit))]() -> absl::Status {
+    const uint64_t answer_bytes = uint64_t(request->probabilities_size()) * 16;
+    if (answer_bytes > uint64_t(ctx_.options->limits.max_message_bytes) - kResponseHeaderRoom) {
+      return absl::ResourceExhaustedError(absl::StrFormat(
+          "%d probabilities need a %d-byte response, more than --max_message_bytes=%d allows",
+          request->probabilities_size(), answer_bytes, ctx_.options->limits.max_message_bytes));
+    }
+    for (int i = 0; i < request->probabilities_size(); ++i) {
+      const double p = request->probabilities(i);
+      if (!(p >= 0.0 && p <= 1.0)) {
+        return absl::InvalidArgumentError(
+            absl::StrFormat("probabilities[%d] = %g is outside [0, 1]", i, p));
+      }
+    }
+    // The response carries two doubles per probability, not per bin: nothing to size here.
+    absl::StatusOr<Projection> projection = ProjectRequest(ctx_, "quantiles", *request, 0);
+    if (!projection.ok()) return projection.status();
+    const std::shared_ptr<HistogramEntry>& entry = projection->entry;
+    absl::StatusOr<HostArray> cdf = CumulativeSums(*ctx_.engine, projection->sums);
+    if (!cdf.ok()) return cdf.status();
+    const uint64_t* c = cdf->data<uint64_t>();
+    const size_t n = cdf->cols;
+    const uint64_t total = n == 0 ? 0 : c[n - 1];
+    if (total == 0) {
+      return absl::FailedPreconditionError(absl::StrFormat(
+          "histogram '%s' is empty: quantiles are undefined", request->name()));
+    }
+    // CDF over rows (collapse the columns) lies on the y axis; over columns on the x axis.
+    const std::optional<AxisRange>& axis =
+        request->collapse() == v1::DIM_COLS ? entry->spec().y_axis : entry->spec().x_axis;
+    for (double p : request->probabilities()) {
+      const double position = QuantilePosition(c, n, total, p);
+      response->add_bin_positions(position);
+      if (axis) {
+        const double lo = axis->lo, hi = axis->hi;
+        response->add_axis_values(lo + position * (hi - lo) / static_cast<double>(n));
+      }
+    }
+    response->set_total(total);
+    return absl::OkStatus();
+  });
+}
+
+}  // namespace histd::server

@@ -1,0 +1,336 @@
+#include "server/grpc/server.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <vector>
+#include <utility>
+
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/health_check_service_interface.h>
+#include <grpcpp/security/server_credentials.h>
+#include <grpcpp/server.h>
+#include <grpcpp/server_builder.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/clock.h"
+#include "engine/engine.h"
+#include "engine/engine_factory.h"
+#include "model/histogram_types.h"
+#include "engine/thread_name.h"
+#include "server/grpc/compute_service.h"
+#include "server/core/histogram_store.h"
+#include "server/grpc/histograms_service.h"
+#include "server/core/ingest_pipeline.h"
+#include "server/grpc/ingest_service.h"
+#include "server/core/log.h"
+#include "server/core/memory_budget.h"
+#include "server/grpc/parse_error_interceptor.h"
+#include "server/core/host_buffer_pool.h"
+#include "server/grpc/query_service.h"
+#include "server/grpc/query_stream.h"
+#include "server/core/snapshot.h"
+#include "server/core/service_context.h"
+#include "server/core/worker_pool.h"
+
+namespace histd::server {
+namespace {
+
+absl::Status CheckOptions(const Options& o) {
+  if (o.limits.max_message_bytes < 4096) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("max_message_bytes must be >= 4096, got %d", o.limits.max_message_bytes));
+  }
+  if (o.limits.max_concurrent_streams < 1) {
+    return absl::InvalidArgumentError("max_concurrent_streams must be >= 1");
+  }
+  if (o.limits.max_bins_per_histogram < 1 || o.limits.max_bins_per_histogram > kMaxHistogramBins) {
+    // Above the engines' cap every Create would fail; say so at start-up instead.
+    return absl::InvalidArgumentError(absl::StrFormat("max_bins_per_histogram must be in [1, %d], got %d",
+                                                      kMaxHistogramBins, o.limits.max_bins_per_histogram));
+  }
+  // The pipeline's own options are checked by IngestPipeline::Create.
+  if (o.query.chunk_bytes < 1) return absl::InvalidArgumentError("query chunk_bytes must be >= 1");
+  if (o.rpc_workers < 1) return absl::InvalidArgumentError("rpc_workers must be >= 1");
+  if (o.snapshot.interval < absl::ZeroDuration()) {
+    return absl::InvalidArgumentError("snapshot interval must be >= 0");
+  }
+  if (o.snapshot.interval > absl::ZeroDuration() && o.snapshot.path.empty()) {
+    return absl::InvalidArgumentError("a snapshot interval needs a snapshot path");
+  }
+  if (o.limits.max_concurrent_queries < 1) {
+    return absl::InvalidArgumentError("max_concurrent_queries must be >= 1");
+  }
+  if (o.limits.max_unsent_acks_per_stream < 1) {
+    return absl::InvalidArgumentError("max_unsent_acks_per_stream must be >= 1");
+  }
+  return absl::OkStatus();
+}
+
+// A snapshot is written to PATH.tmp and renamed (server/core/snapshot.h): refuse to start unless a
+// file can be created in PATH's directory, so that no acknowledged sample is promised a
+// snapshot that can never be written. Probes by creating and removing a file, which also
+// holds for root, whom permission bits do not stop.
+absl::Status CheckSnapshotDirectory(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  std::string probe = dir + "/.histd-snapshot-probe-XXXXXX";
+  const int fd = mkstemp(probe.data());
+  if (fd < 0) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "--snapshot_path=%s: cannot create a file in %s (%s); create the directory or make it "
+        "writable, or choose another path",
+        path, dir, std::strerror(errno)));
+  }
+  close(fd);
+  unlink(probe.c_str());
+  return absl::OkStatus();
+}
+
+// The host budget's limit: the option, else three quarters of the host's memory.
+uint64_t HostBudgetBytes(const Options& o) {
+  if (o.limits.max_memory_bytes != 0) return o.limits.max_memory_bytes;
+  const uint64_t host = HostMemoryBytes();
+  return host != 0 ? host / 4 * 3 : std::numeric_limits<uint64_t>::max();
+}
+
+// The device budget's limit: per device the option, else nine tenths of its memory.
+uint64_t DeviceBudgetBytes(const Options& o, const std::vector<uint64_t>& devices) {
+  uint64_t total = 0;
+  for (uint64_t bytes : devices) {
+    const uint64_t limit =
+        o.limits.max_device_memory_bytes != 0 ? o.limits.max_device_memory_bytes : bytes / 10 * 9;
+    total = limit > std::numeric_limits<uint64_t>::max() - total
+                ? std::numeric_limits<uint64_t>::max()
+                : total + limit;
+  }
+  return total;
+}
+
+// gRPC's own receive limit. Messages up to twice --max_message_bytes are read, so that an
+// ingest message over the limit gets its own RESOURCE_EXHAUSTED and its stream goes on;
+// larger ones end their call with gRPC's RESOURCE_EXHAUSTED.
+int TransportReceiveLimit(const Options& o) {
+  const int64_t twice = int64_t{o.limits.max_message_bytes} * 2;
+  return static_cast<int>(std::min<int64_t>(twice, std::numeric_limits<int>::max()));
+}
+
+// "host:0" bound to port 12345 -> "host:12345".
+std::string BoundAddress(const std::string& requested, int port) {
+  const size_t colon = requested.rfind(':');
+  if (colon == std::string::npos) return requested;
+  return absl::StrCat(requested.substr(0, colon), ":", port);
+}
+
+}  // namespace
+
+HistdServer::HistdServer(Options options) : options_(std::move(options)) {}
+
+std::string HistdServer::engine_name() const { return engine_->name(); }
+
+absl::StatusOr<std::unique_ptr<HistdServer>> HistdServer::Start(Options options) {
+  if (absl::Status s = CheckOptions(options); !s.ok()) return s;
+  if (!options.snapshot.path.empty()) {
+    if (absl::Status s = CheckSnapshotDirectory(options.snapshot.path); !s.ok()) return s;
+  }
+  std::unique_ptr<HistdServer> server(new HistdServer(std::move(options)));
+  const Options& o = server->options_;
+
+  absl::StatusOr<std::unique_ptr<Engine>> engine = MakeEngine(o.engine);
+  if (!engine.ok()) return engine.status();
+  server->engine_ = *std::move(engine);
+  LogInfo("engine: %s (histograms on %s)", server->engine_->name(), server->engine_->device());
+
+  server->host_budget_ = std::make_unique<MemoryBudget>("host memory", "--max_memory_bytes",
+                                                        HostBudgetBytes(o));
+  const std::vector<uint64_t> devices = server->engine_->device_memory_bytes();
+  if (!devices.empty()) {
+    server->device_budget_ = std::make_unique<MemoryBudget>(
+        "device memory", "--max_device_memory_bytes", DeviceBudgetBytes(o, devices));
+  }
+  LogInfo("memory budgets: host %d MiB%s", server->host_budget_->limit() >> 20,
+          devices.empty() ? std::string(" (histograms included)")
+                          : absl::StrFormat(", device %d MiB over %d devices",
+                                            server->device_budget_->limit() >> 20,
+                                            devices.size()));
+  MemoryBudget* histogram_budget =
+      devices.empty() ? server->host_budget_.get() : server->device_budget_.get();
+  server->store_ = std::make_unique<HistogramStore>(*server->engine_, o.limits.max_histograms,
+                                                    o.limits.max_bins_per_histogram,
+                                                    histogram_budget);
+  // Staging and the pooled query bands are held for the daemon's life: charged once.
+  const uint64_t fixed_bytes =
+      uint64_t(std::max(o.pipeline.staging_buffers, 0)) * o.pipeline.staging_buffer_bytes +
+      uint64_t(o.rpc_workers) * QueryBandBytes(o.query.chunk_bytes);
+  absl::StatusOr<MemoryCharge> fixed =
+      server->host_budget_->Charge(fixed_bytes, "staging buffers and pooled query buffers");
+  if (!fixed.ok()) return fixed.status();
+  server->fixed_charge_ = *std::move(fixed);
+  absl::StatusOr<std::unique_ptr<IngestPipeline>> pipeline =
+      IngestPipeline::Create(*server->engine_, o.pipeline);
+  if (!pipeline.ok()) return pipeline.status();
+  server->pipeline_ = *std::move(pipeline);
+  if (!o.snapshot.path.empty()) {
+    const absl::Time begin = absl::Now();
+    absl::StatusOr<SnapshotStats> restored =
+        LoadSnapshot(o.snapshot.path, *server->store_, *server->engine_);
+    if (absl::IsNotFound(restored.status())) {
+      LogInfo("snapshot: none at %s yet; starting without histograms", o.snapshot.path);
+    } else if (!restored.ok()) {
+      return restored.status();
+    } else {
+      LogInfo("snapshot: restored %d histograms (%d MiB of bins) from %s in %s",
+              restored->histograms, restored->bin_bytes >> 20, o.snapshot.path,
+              absl::FormatDuration(absl::Now() - begin));
+    }
+  }
+  server->workers_ = std::make_unique<WorkerPool>(o.rpc_workers, "histd-rpc");
+  // One band buffer per worker stays pooled (a query reads its bands on the workers).
+  server->query_buffers_ = std::make_unique<HostBufferPool>(
+      server->engine_.get(), QueryBandBytes(o.query.chunk_bytes),
+      o.rpc_workers);
+
+  server->ctx_ = std::make_unique<ServiceContext>(server->options_);
+  ServiceContext& ctx = *server->ctx_;
+  ctx.host_budget = server->host_budget_.get();
+  ctx.device_budget = server->device_budget_.get();
+  ctx.engine = server->engine_.get();
+  ctx.store = server->store_.get();
+  ctx.pipeline = server->pipeline_.get();
+  ctx.workers = server->workers_.get();
+  ctx.query_buffers = server->query_buffers_.get();
+  ctx.started = absl::Now();
+  HistdServer* const self = server.get();
+  ctx.write_snapshot = [self]() { return self->Snapshot("requested"); };
+  server->histograms_service_ = std::make_unique<HistogramsService>(&ctx);
+  server->ingest_service_ = std::make_unique<IngestService>(&ctx);
+  server->query_service_ = std::make_unique<QueryService>(&ctx);
+  server->compute_service_ = std::make_unique<ComputeService>(&ctx);
+
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  int port = 0;
+  builder.AddListeningPort(o.address, grpc::InsecureServerCredentials(), &port);
+  // Without this gRPC sets SO_REUSEPORT, and a second daemon on the same port would
+  // silently share it instead of failing to start.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  builder.SetMaxReceiveMessageSize(TransportReceiveLimit(o));
+  builder.SetMaxSendMessageSize(o.limits.max_message_bytes);
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
+  interceptors.push_back(MakeParseErrorInterceptorFactory());
+  builder.experimental().SetInterceptorCreators(std::move(interceptors));
+  builder.RegisterService(server->histograms_service_.get());
+  builder.RegisterService(server->ingest_service_.get());
+  builder.RegisterService(server->query_service_.get());
+  builder.RegisterService(server->compute_service_.get());
+  server->server_ = builder.BuildAndStart();
+  if (server->server_ == nullptr || port == 0) {
+    server->server_.reset();
+    server->pipeline_->Shutdown();
+    return absl::UnavailableError(absl::StrFormat(
+        "cannot listen on '%s' (address in use, or not a host:port this machine has)", o.address));
+  }
+  server->address_ = BoundAddress(o.address, port);
+  if (grpc::HealthCheckServiceInterface* health = server->server_->GetHealthCheckService()) {
+    health->SetServingStatus(true);
+  }
+  LogInfo("listening on %s (health and reflection enabled)", server->address_);
+  if (o.snapshot.interval > absl::ZeroDuration()) {
+    server->snapshotter_ = std::thread([self] {
+      NameCurrentThread("histd-snapshot");
+      while (!self->stop_snapshots_.WaitForNotificationWithTimeout(self->options_.snapshot.interval)) {
+        (void)self->Snapshot("periodic");  // a failure is logged; the next interval retries
+      }
+    });
+  }
+  return server;
+}
+
+HistdServer::~HistdServer() {
+  if (server_ != nullptr) Shutdown(absl::ZeroDuration());
+}
+
+void HistdServer::Shutdown(absl::Duration grace) {
+  bool first = false;
+  {
+    absl::MutexLock lock(&shutdown_mu_);
+    first = !shutdown_started_;
+    shutdown_started_ = true;
+  }
+  if (!first) {
+    shutdown_done_.WaitForNotification();
+    return;
+  }
+  const absl::Time begin = absl::Now();
+  LogInfo("shutdown: begin (grace %s)", absl::FormatDuration(grace));
+  if (grpc::HealthCheckServiceInterface* health = server_->GetHealthCheckService()) {
+    health->SetServingStatus(false);
+  }
+  LogInfo("shutdown: health NOT_SERVING");
+  // Staged messages are applied now, not at their flush deadline, so that open streams
+  // get their last acknowledgements and finish.
+  pipeline_->BeginDrain();
+  ingest_service_->BeginShutdown();
+  // Ingest streams first: gRPC's Shutdown would end their pending reads, and a message a
+  // producer had already written would then never be read nor acknowledged.
+  const absl::Time deadline = absl::Now() + grace;
+  ingest_service_->WaitForStreams(deadline);
+  // Stops accepting; waits for open RPCs until the deadline, then cancels them.
+  server_->Shutdown(absl::ToChronoTime(deadline));
+  LogInfo("shutdown: every RPC finished");
+  workers_->Shutdown();
+  pipeline_->Shutdown();  // applies and acknowledges everything staged
+  const IngestStats stats = pipeline_->stats();
+  LogInfo("shutdown: ingest drained: %d batches, %d messages, %d samples applied since start",
+          stats.batches, stats.messages, stats.samples);
+  stop_snapshots_.Notify();
+  if (snapshotter_.joinable()) snapshotter_.join();
+  absl::Status final_snapshot;
+  if (!options_.snapshot.path.empty()) final_snapshot = Snapshot("shutdown").status();  // logged
+  if (!final_snapshot.ok()) {
+    shutdown_status_ = absl::DataLossError(absl::StrFormat(
+        "the final snapshot to %s failed, so histograms changed since the last snapshot are "
+        "lost: %s",
+        options_.snapshot.path, final_snapshot.message()));
+    LogError("shutdown: %s", shutdown_status_.message());
+  }
+  LogInfo("shutdown: done in %s", absl::FormatDuration(absl::Now() - begin));
+  shutdown_done_.Notify();
+}
+
+absl::Status HistdServer::Wait() {
+  shutdown_done_.WaitForNotification();
+  return shutdown_status_;
+}
+
+absl::StatusOr<SnapshotStats> HistdServer::Snapshot(const char* why) {
+  if (options_.snapshot.path.empty()) {
+    return absl::FailedPreconditionError(
+        "this daemon has no snapshot path (start it with --snapshot_path)");
+  }
+  absl::MutexLock lock(&snapshot_mu_);
+  const absl::Time begin = absl::Now();
+  absl::StatusOr<SnapshotStats> written = WriteSnapshot(options_.snapshot.path, *store_, *engine_);
+  if (!written.ok()) {
+    ctx_->snapshot_failures.fetch_add(1);
+    LogError("snapshot (%s): %s", why, written.status().ToString());
+    return written.status();
+  }
+  const absl::Duration took = absl::Now() - begin;
+  LogInfo("snapshot (%s): %d histograms (%d MiB of bins) written to %s in %s", why,
+          written->histograms, written->bin_bytes >> 20, options_.snapshot.path,
+          absl::FormatDuration(took));
+  return written;
+}
+
+IngestStats HistdServer::ingest_stats() const { return pipeline_->stats(); }
+
+}  // namespace histd::server

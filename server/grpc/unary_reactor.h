@@ -1,0 +1,45 @@
+// Runs a unary RPC's blocking work (engine calls) on the worker pool and finishes the RPC
+// with its status, so that the gRPC callback thread returns at once.
+//
+//   return RunOnWorkers(context, *ctx.workers, [=] { return DoWork(request, response); });
+//
+// The request and response stay valid until Finish (gRPC owns them); `work` may fill the
+// response. A call cancelled, or past its deadline, by the time a worker takes it finishes
+// CANCELLED or DEADLINE_EXCEEDED without running `work`. Thread safety: `work` runs on one
+// worker thread.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <utility>
+
+#include <grpcpp/support/server_callback.h>
+#include <grpcpp/server_context.h>
+
+#include "absl/status/status.h"
+#include "server/grpc/status_util.h"
+#include "server/core/worker_pool.h"
+
+namespace histd::server {
+
+inline grpc::ServerUnaryReactor* RunOnWorkers(grpc::CallbackServerContext* context,
+                                              WorkerPool& workers,
+                                              std::function<absl::Status()> work) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  workers.Schedule([context, reactor, work = std::move(work)] {
+    // A call whose client gave up while it waited for a worker costs no engine time.
+    if (context->IsCancelled()) {
+      reactor->Finish(grpc::Status(grpc::StatusCode::CANCELLED, "the call was cancelled"));
+      return;
+    }
+    if (std::chrono::system_clock::now() >= context->deadline()) {
+      reactor->Finish(grpc::Status(grpc::StatusCode::DEADLINE_EXCEEDED,
+                                   "the deadline passed before a worker was free"));
+      return;
+    }
+    reactor->Finish(ToGrpcStatus(work()));
+  });
+  return reactor;
+}
+
+}  // namespace histd::server

@@ -1,0 +1,502 @@
+// Engine::Apply: exact saturating binning of bin indices and coordinates against
+// tests/engine/reference.h, on random inputs and the edge cases of docs/development.md. Runs on
+// every engine (the CUDA instance reports SKIPPED without a GPU).
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "absl/synchronization/notification.h"
+#include "gtest/gtest.h"
+#include "engine/engine.h"
+#include "tests/engine/engine_test_util.h"
+#include "tests/engine/reference.h"
+
+namespace histd {
+namespace {
+
+using testing::ApplyAndWait;
+using testing::ApplyIndices;
+using testing::ApplyOutcome;
+using testing::NewHistogram;
+using testing::ReadAll;
+using testing::Stage;
+
+class IngestTest : public testing::EngineTest {};
+HISTD_INSTANTIATE_ENGINE_TEST(IngestTest);
+
+std::vector<uint32_t> RandomIndices(std::mt19937_64& rng, uint64_t n, uint64_t bins) {
+  std::vector<uint32_t> v(n);
+  // Half uniform, half on a hot 1% window (skew), so some bins saturate at small caps.
+  const uint64_t hot = std::max<uint64_t>(1, bins / 100);
+  const uint64_t hot_start = rng() % bins;
+  for (uint32_t& x : v) {
+    const uint64_t r = rng();
+    x = static_cast<uint32_t>((r & 1) ? (r >> 1) % bins : (hot_start + (r >> 1) % hot) % bins);
+  }
+  return v;
+}
+
+// Every field of every item's result.
+void ExpectResults(const std::vector<IngestItemResult>& got,
+                   const std::vector<IngestItemResult>& want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    SCOPED_TRACE(::testing::Message() << "item " << i);
+    EXPECT_EQ(got[i].binned, want[i].binned);
+    EXPECT_EQ(got[i].x_underflow, want[i].x_underflow);
+    EXPECT_EQ(got[i].x_overflow, want[i].x_overflow);
+    EXPECT_EQ(got[i].y_underflow, want[i].y_underflow);
+    EXPECT_EQ(got[i].y_overflow, want[i].y_overflow);
+  }
+}
+
+TEST_P(IngestTest, RandomIndicesMatchReference) {
+  HISTD_SEEDED_RNG(rng);
+  struct Case { uint32_t rows, cols; uint8_t cap; uint64_t n; };
+  const Case cases[] = {{1, 1, 255, 0},    {1, 1, 7, 1},       {1, 31, 2, 33},
+                        {33, 1, 1, 1000},  {17, 129, 254, 100003}, {64, 1000, 255, 1000003},
+                        {3, 5, 7, 1000003}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(::testing::Message() << c.rows << " x " << c.cols << " cap " << int{c.cap}
+                                      << " n " << c.n);
+    auto h = NewHistogram(engine(), c.rows, c.cols, c.cap);
+    ASSERT_NE(h, nullptr);
+    const std::vector<uint32_t> indices = RandomIndices(rng, c.n, uint64_t{c.rows} * c.cols);
+    ApplyIndices(engine(), *h, indices);
+    const std::vector<uint8_t> expected = ref::BinIndices(indices, h->shape().bins(), c.cap);
+    ASSERT_EQ(ReadAll(engine(), *h), expected);
+    absl::StatusOr<HistogramSummary> summary = engine().Summarize(*h);
+    ASSERT_TRUE(summary.ok()) << summary.status();
+    uint64_t total = 0, saturated = 0;
+    for (uint8_t b : expected) {
+      total += b;
+      saturated += b == c.cap;
+    }
+    EXPECT_EQ(summary->total_count, total);
+    EXPECT_EQ(summary->saturated_bins, saturated);
+  }
+}
+
+TEST_P(IngestTest, AllSamplesOnTheLastBinSaturateAtEveryCap) {
+  for (uint8_t cap : {1, 2, 7, 254, 255}) {
+    SCOPED_TRACE(::testing::Message() << "cap " << int{cap});
+    auto h = NewHistogram(engine(), 37, 53, cap);
+    ASSERT_NE(h, nullptr);
+    const uint32_t last = 37 * 53 - 1;
+    ApplyIndices(engine(), *h, std::vector<uint32_t>(300001, last));  // many tasks race on it
+    const std::vector<uint8_t> bins = ReadAll(engine(), *h);
+    EXPECT_EQ(bins[last], cap);
+    for (uint32_t i = 0; i < last; ++i) ASSERT_EQ(bins[i], 0) << "bin " << i;
+  }
+}
+
+TEST_P(IngestTest, HitsJustBelowAtAndAboveCap) {
+  for (uint8_t cap : {1, 2, 7, 254, 255}) {
+    for (int delta : {-1, 0, 1}) {
+      const int hits = int{cap} + delta;
+      if (hits < 0) continue;
+      auto h = NewHistogram(engine(), 1, 3, cap);
+      ASSERT_NE(h, nullptr);
+      ApplyIndices(engine(), *h, std::vector<uint32_t>(hits, 1));
+      EXPECT_EQ(ReadAll(engine(), *h), (std::vector<uint8_t>{0, static_cast<uint8_t>(std::min(hits, int{cap})), 0}))
+          << "cap " << int{cap} << " hits " << hits;
+    }
+  }
+}
+
+TEST_P(IngestTest, ManyItemsOverSeveralHistogramsIncludingOneTwice) {
+  HISTD_SEEDED_RNG(rng);
+  std::vector<std::unique_ptr<HistogramStorage>> hs;
+  hs.push_back(NewHistogram(engine(), 1, 1000, 3));
+  hs.push_back(NewHistogram(engine(), 31, 33, 255));
+  hs.push_back(NewHistogram(engine(), 1000, 1, 1));
+  for (auto& h : hs) ASSERT_NE(h, nullptr);
+  const AxisRange x{-2.0f, 3.0f}, y{10.0f, 11.0f};
+  // Layout: items with varied sizes (0, 1, odd) and kinds, histogram 1 hit three times.
+  struct Plan { size_t h; SampleKind kind; uint64_t n; };
+  const Plan plans[] = {{1, SampleKind::kBinIndex, 5001}, {0, SampleKind::kBinIndex, 0},
+                        {2, SampleKind::kBinIndex, 1},    {1, SampleKind::kCoordXY, 40003},
+                        {0, SampleKind::kBinIndex, 33},   {1, SampleKind::kBinIndex, 70001},
+                        {2, SampleKind::kCoordXY, 1000}};
+  std::vector<uint8_t> bytes;
+  std::vector<IngestItem> items;
+  std::vector<std::vector<uint32_t>> expected_indices(hs.size());
+  std::vector<IngestItemResult> expected_results;
+  for (const Plan& p : plans) {
+    const HistogramShape shape = hs[p.h]->shape();
+    while (bytes.size() % 8 != 0) bytes.push_back(0xAB);  // padding between items
+    IngestItem item;
+    item.histogram = hs[p.h].get();
+    item.kind = p.kind;
+    item.byte_offset = bytes.size();
+    item.count = p.n;
+    IngestItemResult expect;
+    if (p.kind == SampleKind::kBinIndex) {
+      std::vector<uint32_t> idx = RandomIndices(rng, p.n, shape.bins());
+      bytes.insert(bytes.end(), reinterpret_cast<uint8_t*>(idx.data()),
+                   reinterpret_cast<uint8_t*>(idx.data() + idx.size()));
+      expected_indices[p.h].insert(expected_indices[p.h].end(), idx.begin(), idx.end());
+      expect.binned = p.n;
+    } else {
+      item.x = x;
+      item.y = y;
+      std::uniform_real_distribution<float> dx(-3.0f, 4.0f), dy(9.8f, 11.2f);
+      std::vector<float> xy;
+      for (uint64_t i = 0; i < p.n; ++i) {
+        xy.push_back(dx(rng));
+        xy.push_back(dy(rng));
+      }
+      bytes.insert(bytes.end(), reinterpret_cast<uint8_t*>(xy.data()),
+                   reinterpret_cast<uint8_t*>(xy.data() + xy.size()));
+      ref::CoordOutcome o = ref::BinCoords(xy, shape, x, y);
+      expected_indices[p.h].insert(expected_indices[p.h].end(), o.indices.begin(), o.indices.end());
+      expect = o.result;
+    }
+    items.push_back(item);
+    expected_results.push_back(expect);
+  }
+  auto staging = Stage(engine(), bytes.data(), bytes.size());
+  ASSERT_NE(staging, nullptr);
+  ApplyOutcome outcome = ApplyAndWait(engine(), *staging, items);
+  ASSERT_TRUE(outcome.status.ok()) << outcome.status;
+  EXPECT_EQ(outcome.done_calls, 1);
+  ExpectResults(outcome.results, expected_results);
+  for (size_t h = 0; h < hs.size(); ++h) {
+    EXPECT_EQ(ReadAll(engine(), *hs[h]),
+              ref::BinIndices(expected_indices[h], hs[h]->shape().bins(), hs[h]->shape().cap))
+        << "histogram " << h;
+  }
+}
+
+// Batches large enough that the CPU engine splits a histogram's bins among its threads
+// (cpu_ingest.h): several items of index and coordinate samples on one 2M-bin histogram,
+// samples piled on every possible part boundary (bins * p / parts, p < 8) and the ends,
+// plus a second histogram in the same batch.
+TEST_P(IngestTest, LargeBatchesOfOneHistogramAreExact) {
+  HISTD_SEEDED_RNG(rng);
+  // Cap 40: the hot window of RandomIndices saturates, while each boundary bin gets a few
+  // samples only, so a bin applied by two parts would show.
+  auto big = NewHistogram(engine(), 256, 8192, 40);
+  auto other = NewHistogram(engine(), 100, 300, 255);
+  ASSERT_NE(big, nullptr);
+  ASSERT_NE(other, nullptr);
+  const uint64_t bins = big->shape().bins();
+  std::vector<uint32_t> edges = {0, 1, static_cast<uint32_t>(bins - 1), static_cast<uint32_t>(bins - 2)};
+  for (uint64_t parts = 2; parts <= 8; ++parts) {
+    for (uint64_t p = 1; p < parts; ++p) {
+      const uint64_t lo = bins * p / parts;
+      for (uint64_t b : {lo - 1, lo, lo + 1}) edges.push_back(static_cast<uint32_t>(b));
+    }
+  }
+  const AxisRange x{0.0f, 8192.0f}, y{0.0f, 256.0f};
+  std::vector<uint8_t> bytes;
+  std::vector<IngestItem> items;
+  std::vector<uint32_t> expect_big, expect_other;
+  std::vector<IngestItemResult> expected_results;
+  auto add_indices = [&](HistogramStorage* h, std::vector<uint32_t> idx, std::vector<uint32_t>* expect) {
+    IngestItem item;
+    item.histogram = h;
+    item.kind = SampleKind::kBinIndex;
+    item.byte_offset = bytes.size();
+    item.count = idx.size();
+    bytes.insert(bytes.end(), reinterpret_cast<uint8_t*>(idx.data()),
+                 reinterpret_cast<uint8_t*>(idx.data() + idx.size()));
+    expect->insert(expect->end(), idx.begin(), idx.end());
+    items.push_back(item);
+    IngestItemResult r;
+    r.binned = idx.size();
+    expected_results.push_back(r);
+  };
+  for (int k = 0; k < 3; ++k) {
+    std::vector<uint32_t> idx = RandomIndices(rng, 300007, bins);
+    for (size_t i = 0; i < idx.size(); i += 3001) idx[i] = edges[rng() % edges.size()];
+    add_indices(big.get(), std::move(idx), &expect_big);
+  }
+  add_indices(other.get(), RandomIndices(rng, 50001, other->shape().bins()), &expect_other);
+  {  // coordinates on the same big histogram, some outside the axes, some on part edges
+    std::vector<float> xy;
+    std::uniform_real_distribution<float> dx(-100.0f, 8300.0f), dy(-3.0f, 259.0f);
+    for (int i = 0; i < 200003; ++i) {
+      if (i % 4001 == 0) {
+        const uint32_t e = edges[rng() % edges.size()];
+        xy.push_back(static_cast<float>(e % 8192) + 0.5f);
+        xy.push_back(static_cast<float>(e / 8192) + 0.5f);
+      } else {
+        xy.push_back(dx(rng));
+        xy.push_back(dy(rng));
+      }
+    }
+    IngestItem item;
+    item.histogram = big.get();
+    item.kind = SampleKind::kCoordXY;
+    item.byte_offset = bytes.size();
+    item.count = xy.size() / 2;
+    item.x = x;
+    item.y = y;
+    bytes.insert(bytes.end(), reinterpret_cast<uint8_t*>(xy.data()),
+                 reinterpret_cast<uint8_t*>(xy.data() + xy.size()));
+    ref::CoordOutcome o = ref::BinCoords(xy, big->shape(), x, y);
+    expect_big.insert(expect_big.end(), o.indices.begin(), o.indices.end());
+    items.push_back(item);
+    expected_results.push_back(o.result);
+  }
+  auto staging = Stage(engine(), bytes.data(), bytes.size());
+  ASSERT_NE(staging, nullptr);
+  ApplyOutcome outcome = ApplyAndWait(engine(), *staging, items);
+  ASSERT_TRUE(outcome.status.ok()) << outcome.status;
+  ExpectResults(outcome.results, expected_results);
+  EXPECT_EQ(ReadAll(engine(), *big), ref::BinIndices(expect_big, bins, 40));
+  EXPECT_EQ(ReadAll(engine(), *other), ref::BinIndices(expect_other, other->shape().bins(), 255));
+}
+
+TEST_P(IngestTest, CoordinatesOnTheAxisEdges) {
+  const uint32_t rows = 7, cols = 10;
+  auto h = NewHistogram(engine(), rows, cols, 255);
+  ASSERT_NE(h, nullptr);
+  const AxisRange x{-1.0f, 1.5f}, y{100.0f, 107.0f};
+  const float x_last = std::nextafter(x.hi, -INFINITY), y_last = std::nextafter(y.hi, -INFINITY);
+  const float x_below = std::nextafter(x.lo, -INFINITY), y_below = std::nextafter(y.lo, -INFINITY);
+  struct Sample { float x, y; int64_t row, col; };  // row/col -1 under, -2 over
+  const Sample samples[] = {
+      {x.lo, y.lo, 0, 0},               // lo -> bin 0
+      {x_last, y_last, rows - 1, cols - 1},  // just below hi -> last bin
+      {x.hi, y.lo, 0, -2},              // hi -> overflow
+      {x.lo, y.hi, -2, 0},
+      {x_below, y.lo, 0, -1},           // below lo -> underflow
+      {x.lo, y_below, -1, 0},
+      {x_below, y.hi, -2, -1},          // out on both axes: counted on both
+      {1e30f, -1e30f, -1, -2},
+      {0.0f, 103.5f, 3, 4},             // interior: (0 + 1) / 0.25 = 4; (3.5) / 1 = 3
+  };
+  std::vector<float> xy;
+  IngestItemResult expect;
+  std::vector<uint8_t> expected(rows * cols, 0);
+  for (const Sample& s : samples) {
+    xy.push_back(s.x);
+    xy.push_back(s.y);
+    expect.x_underflow += s.col == -1;
+    expect.x_overflow += s.col == -2;
+    expect.y_underflow += s.row == -1;
+    expect.y_overflow += s.row == -2;
+    if (s.row >= 0 && s.col >= 0) {
+      ++expect.binned;
+      ++expected[s.row * cols + s.col];
+    }
+  }
+  // The reference agrees with the hand-written expectations.
+  const ref::CoordOutcome o = ref::BinCoords(xy, h->shape(), x, y);
+  ASSERT_EQ(o.result.binned, expect.binned);
+  auto staging = Stage(engine(), xy.data(), xy.size() * sizeof(float));
+  ASSERT_NE(staging, nullptr);
+  IngestItem item;
+  item.histogram = h.get();
+  item.kind = SampleKind::kCoordXY;
+  item.count = xy.size() / 2;
+  item.x = x;
+  item.y = y;
+  ApplyOutcome outcome = ApplyAndWait(engine(), *staging, {item});
+  ASSERT_TRUE(outcome.status.ok()) << outcome.status;
+  ASSERT_EQ(outcome.results.size(), 1u);
+  EXPECT_EQ(outcome.results[0].binned, expect.binned);
+  EXPECT_EQ(outcome.results[0].x_underflow, expect.x_underflow);
+  EXPECT_EQ(outcome.results[0].x_overflow, expect.x_overflow);
+  EXPECT_EQ(outcome.results[0].y_underflow, expect.y_underflow);
+  EXPECT_EQ(outcome.results[0].y_overflow, expect.y_overflow);
+  EXPECT_EQ(ReadAll(engine(), *h), expected);
+}
+
+TEST_P(IngestTest, RandomCoordinatesMatchReference) {
+  HISTD_SEEDED_RNG(rng);
+  struct Case { uint32_t rows, cols; AxisRange x, y; };
+  const Case cases[] = {{1, 1, {0.0f, 1.0f}, {0.0f, 1.0f}},
+                        {1, 1000, {-5.0f, 5.0f}, {0.0f, 1e-3f}},
+                        {333, 1, {1e6f, 1e6f + 64.0f}, {-1.0f, 1.0f}},
+                        {256, 8192, {-3.0f, 7.0f}, {0.1f, 0.3f}}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(::testing::Message() << c.rows << " x " << c.cols);
+    auto h = NewHistogram(engine(), c.rows, c.cols, 3);
+    ASSERT_NE(h, nullptr);
+    std::vector<float> xy;
+    const float xw = c.x.hi - c.x.lo, yw = c.y.hi - c.y.lo;
+    std::uniform_real_distribution<float> ux(c.x.lo - 0.1f * xw, c.x.hi + 0.1f * xw);
+    std::uniform_real_distribution<float> uy(c.y.lo - 0.1f * yw, c.y.hi + 0.1f * yw);
+    for (int i = 0; i < 200001; ++i) {
+      xy.push_back(ux(rng));
+      xy.push_back(uy(rng));
+    }
+    auto staging = Stage(engine(), xy.data(), xy.size() * sizeof(float));
+    ASSERT_NE(staging, nullptr);
+    IngestItem item;
+    item.histogram = h.get();
+    item.kind = SampleKind::kCoordXY;
+    item.count = xy.size() / 2;
+    item.x = c.x;
+    item.y = c.y;
+    ApplyOutcome outcome = ApplyAndWait(engine(), *staging, {item});
+    ASSERT_TRUE(outcome.status.ok()) << outcome.status;
+    const ref::CoordOutcome o = ref::BinCoords(xy, h->shape(), c.x, c.y);
+    EXPECT_EQ(outcome.results[0].binned, o.result.binned);
+    EXPECT_EQ(outcome.results[0].x_underflow, o.result.x_underflow);
+    EXPECT_EQ(outcome.results[0].x_overflow, o.result.x_overflow);
+    EXPECT_EQ(outcome.results[0].y_underflow, o.result.y_underflow);
+    EXPECT_EQ(outcome.results[0].y_overflow, o.result.y_overflow);
+    EXPECT_GT(o.result.x_underflow + o.result.x_overflow, 0u);  // the edges were exercised
+    EXPECT_EQ(ReadAll(engine(), *h), ref::BinIndices(o.indices, h->shape().bins(), 3));
+  }
+}
+
+TEST_P(IngestTest, ConcurrentAppliesOnOneHistogramAreExact) {
+  HISTD_SEEDED_RNG(rng);
+  struct Case { uint32_t rows, cols; uint8_t cap; uint64_t batch; };
+  // Large batches (spread over the pool) with saturated hot bins; then small dense batches
+  // that keep most bins below the cap, so a lost update would show.
+  const Case cases[] = {{64, 129, 7, 20011}, {64, 129, 255, 20011}, {1, 257, 255, 2003}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(::testing::Message() << c.rows << " x " << c.cols << " cap " << int{c.cap});
+    auto h = NewHistogram(engine(), c.rows, c.cols, c.cap);
+    ASSERT_NE(h, nullptr);
+    const int kThreads = 4, kRounds = 6;
+    std::vector<std::vector<uint32_t>> batches(kThreads * kRounds);
+    std::vector<uint32_t> all;
+    for (auto& b : batches) {
+      b = RandomIndices(rng, c.batch, uint64_t{c.rows} * c.cols);
+      all.insert(all.end(), b.begin(), b.end());
+    }
+    std::vector<std::thread> producers;
+    for (int t = 0; t < kThreads; ++t) {
+      producers.emplace_back([&, t] {
+        for (int r = 0; r < kRounds; ++r) ApplyIndices(engine(), *h, batches[t * kRounds + r]);
+      });
+    }
+    for (std::thread& t : producers) t.join();
+    EXPECT_EQ(ReadAll(engine(), *h), ref::BinIndices(all, uint64_t{c.rows} * c.cols, c.cap));
+  }
+}
+
+// Merges into a histogram while batches for it are being applied: saturating adds compose,
+// so the result is min(cap, hits + merges x source) in any order. Batches are dense (on
+// the CUDA engine their misses are deferred and merged under the kernel's locks) and hold
+// two items for the same histogram; merges run between submissions, without waiting.
+TEST_P(IngestTest, MergesWhileApplyingAreExact) {
+  HISTD_SEEDED_RNG(rng);
+  constexpr uint32_t kRows = 256, kCols = 8192;
+  constexpr uint64_t kBins = uint64_t{kRows} * kCols;
+  constexpr uint64_t kItemSamples = 1u << 18;  // >= bins / 16: deferred on the CUDA engine
+  constexpr int kBatches = 6, kMerges = 3;
+  constexpr uint8_t kCap = 200;
+  auto target = NewHistogram(engine(), kRows, kCols, kCap);
+  auto source = NewHistogram(engine(), kRows, kCols, 255);
+  ASSERT_NE(target, nullptr);
+  ASSERT_NE(source, nullptr);
+  std::vector<uint8_t> source_bins(kBins);
+  for (uint8_t& b : source_bins) b = static_cast<uint8_t>(rng() % 3);
+  testing::FillHistogram(engine(), *source, source_bins, rng);
+
+  std::vector<uint32_t> all;
+  std::vector<std::unique_ptr<StagingBuffer>> stagings;
+  std::vector<std::shared_ptr<ApplyOutcome>> outcomes;
+  std::vector<std::shared_ptr<absl::Notification>> done;
+  int merges = 0;
+  for (int b = 0; b < kBatches; ++b) {
+    std::vector<uint32_t> indices(2 * kItemSamples);
+    for (uint32_t& x : indices) x = static_cast<uint32_t>(rng() % kBins);
+    all.insert(all.end(), indices.begin(), indices.end());
+    stagings.push_back(Stage(engine(), indices.data(), indices.size() * sizeof(uint32_t)));
+    ASSERT_NE(stagings.back(), nullptr);
+    IngestItem first, second;
+    first.histogram = second.histogram = target.get();
+    first.count = second.count = kItemSamples;
+    second.byte_offset = kItemSamples * sizeof(uint32_t);
+    auto outcome = std::make_shared<ApplyOutcome>();
+    auto notification = std::make_shared<absl::Notification>();
+    engine().Apply(*stagings.back(), {first, second},
+                   [outcome, notification](absl::Status s, std::vector<IngestItemResult> r) {
+                     outcome->status = std::move(s);
+                     outcome->results = std::move(r);
+                     if (++outcome->done_calls == 1) notification->Notify();
+                   });
+    outcomes.push_back(outcome);
+    done.push_back(notification);
+    if (b % 2 == 1 && merges < kMerges) {
+      ASSERT_TRUE(engine().Merge(*source, *target).ok());
+      ++merges;
+    }
+  }
+  for (auto& n : done) n->WaitForNotification();
+  for (auto& o : outcomes) ASSERT_TRUE(o->status.ok()) << o->status;
+
+  std::vector<uint64_t> hits(kBins, 0);
+  for (uint32_t x : all) ++hits[x];
+  std::vector<uint8_t> expected(kBins);
+  for (uint64_t i = 0; i < kBins; ++i)
+    expected[i] = static_cast<uint8_t>(
+        std::min<uint64_t>(kCap, hits[i] + static_cast<uint64_t>(merges) * source_bins[i]));
+  EXPECT_EQ(ReadAll(engine(), *target), expected);
+}
+
+TEST_P(IngestTest, EmptyApplyCallsDoneOnce) {
+  auto staging = Stage(engine(), nullptr, 0);
+  ASSERT_NE(staging, nullptr);
+  ApplyOutcome outcome = ApplyAndWait(engine(), *staging, {});
+  EXPECT_TRUE(outcome.status.ok()) << outcome.status;
+  EXPECT_EQ(outcome.done_calls, 1);
+  EXPECT_TRUE(outcome.results.empty());
+}
+
+TEST_P(IngestTest, BadItemsFailTheWholeApplyAndApplyNothing) {
+  auto h = NewHistogram(engine(), 4, 4, 255);
+  ASSERT_NE(h, nullptr);
+  std::vector<uint32_t> idx(16, 5);
+  auto staging = Stage(engine(), idx.data(), idx.size() * 4);
+  ASSERT_NE(staging, nullptr);
+  IngestItem good;
+  good.histogram = h.get();
+  good.count = 4;
+  std::vector<IngestItem> bad_items;
+  IngestItem past_end = good;  // 4 samples at offset 56 end at byte 72 > 64
+  past_end.byte_offset = 56;
+  IngestItem misaligned = good;
+  misaligned.byte_offset = 2;
+  IngestItem no_histogram = good;
+  no_histogram.histogram = nullptr;
+  IngestItem no_axes = good;  // coordinates on an empty x axis [0, 0)
+  no_axes.kind = SampleKind::kCoordXY;
+  no_axes.count = 2;
+  IngestItem huge = good;
+  huge.count = std::numeric_limits<size_t>::max() / 2;
+  for (const IngestItem& bad : {past_end, misaligned, no_histogram, no_axes, huge}) {
+    ApplyOutcome outcome = ApplyAndWait(engine(), *staging, {good, bad});
+    EXPECT_EQ(outcome.status.code(), absl::StatusCode::kInvalidArgument) << outcome.status;
+    EXPECT_NE(std::string(outcome.status.message()).find("item 1"), std::string::npos)
+        << outcome.status;
+    EXPECT_EQ(outcome.done_calls, 1);
+    EXPECT_EQ(outcome.results.size(), 2u);
+  }
+  EXPECT_EQ(ReadAll(engine(), *h), std::vector<uint8_t>(16, 0));  // the good item neither
+}
+
+// CPU-only: the stats counters.
+TEST(CpuEngineStatsTest, CountsAppliedBatches) {
+  auto engine = MakeEngine(EngineOptions{EngineKind::kCpu, 2, 0});
+  ASSERT_TRUE(engine.ok()) << engine.status();
+  auto h = NewHistogram(**engine, 2, 2);
+  ASSERT_NE(h, nullptr);
+  ApplyIndices(**engine, *h, {0, 1, 3});
+  ApplyIndices(**engine, *h, {2});
+  const EngineStats stats = (*engine)->stats();
+  EXPECT_EQ(stats.batches, 2u);
+  EXPECT_EQ(stats.items, 2u);
+  EXPECT_EQ(stats.samples, 4u);
+  EXPECT_EQ(stats.bytes, 16u);
+  EXPECT_EQ(stats.in_flight, 0u);
+  EXPECT_EQ((*engine)->name(), "cpu (2 threads)");
+  EXPECT_EQ((*engine)->device(), "cpu");
+}
+
+}  // namespace
+}  // namespace histd

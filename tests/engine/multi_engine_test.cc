@@ -1,0 +1,133 @@
+// The multi-device engine over two CPU engines: placement on the member with the fewest
+// bytes, a batch split across members with results in item order, reads and compute routed
+// to the owning member, and merges across members.
+#include "engine/multi_engine.h"
+
+#include <gtest/gtest.h>
+
+#include "engine/cpu/cpu_engine.h"
+#include "tests/engine/engine_test_util.h"
+#include "tests/engine/reference.h"
+
+namespace histd {
+namespace {
+
+using testing::ApplyAndWait;
+using testing::FillHistogram;
+using testing::NewHistogram;
+using testing::RandomBins;
+using testing::ReadAll;
+
+std::unique_ptr<Engine> TwoCpuMembers() {
+  std::vector<std::unique_ptr<Engine>> members;
+  for (int i = 0; i < 2; ++i) members.push_back(std::move(*MakeCpuEngine(2)));
+  return std::move(*MakeMultiEngine(std::move(members)));
+}
+
+TEST(MultiEngineTest, RejectsNoMembers) {
+  EXPECT_EQ(MakeMultiEngine({}).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(MultiEngineTest, PlacesEachHistogramOnTheMemberWithFewestBytes) {
+  auto engine = TwoCpuMembers();
+  auto big = NewHistogram(*engine, 100, 100);     // member 0 (both empty)
+  auto small = NewHistogram(*engine, 10, 10);     // member 1 (0 bytes < 10000)
+  auto small2 = NewHistogram(*engine, 10, 10);    // member 1 (100 < 10000)
+  EXPECT_EQ(MemberOf(*big), 0);
+  EXPECT_EQ(MemberOf(*small), 1);
+  EXPECT_EQ(MemberOf(*small2), 1);
+  big.reset();                                    // member 0 back to 0 bytes
+  auto next = NewHistogram(*engine, 10, 10);
+  EXPECT_EQ(MemberOf(*next), 0);
+}
+
+TEST(MultiEngineTest, SplitsOneBatchAcrossMembersExactly) {
+  HISTD_SEEDED_RNG(rng);
+  auto engine = TwoCpuMembers();
+  const HistogramShape shape{37, 53, 3};
+  std::vector<std::unique_ptr<HistogramStorage>> hists;
+  for (int i = 0; i < 4; ++i) hists.push_back(NewHistogram(*engine, shape.rows, shape.cols, shape.cap));
+  ASSERT_NE(MemberOf(*hists[0]), MemberOf(*hists[1]));
+
+  // Items alternate between histograms, so each member gets a non-contiguous part.
+  const int kItems = 12;
+  std::vector<std::vector<uint32_t>> samples(kItems);
+  std::vector<uint32_t> flat;
+  std::vector<IngestItem> items;
+  for (int i = 0; i < kItems; ++i) {
+    samples[i].resize(1 + rng() % 500);
+    for (uint32_t& s : samples[i]) s = static_cast<uint32_t>(rng() % shape.bins());
+    IngestItem item;
+    item.histogram = hists[i % 4].get();
+    item.byte_offset = flat.size() * 4;
+    item.count = samples[i].size();
+    items.push_back(item);
+    flat.insert(flat.end(), samples[i].begin(), samples[i].end());
+  }
+  auto staging = testing::Stage(*engine, flat.data(), flat.size() * 4);
+  auto outcome = ApplyAndWait(*engine, *staging, items);
+  ASSERT_TRUE(outcome.status.ok()) << outcome.status;
+  EXPECT_EQ(outcome.done_calls, 1);
+  ASSERT_EQ(outcome.results.size(), static_cast<size_t>(kItems));
+  for (int i = 0; i < kItems; ++i) EXPECT_EQ(outcome.results[i].binned, samples[i].size()) << i;
+
+  for (int h = 0; h < 4; ++h) {
+    std::vector<uint32_t> all;
+    for (int i = h; i < kItems; i += 4) all.insert(all.end(), samples[i].begin(), samples[i].end());
+    EXPECT_EQ(ReadAll(*engine, *hists[h]), ref::BinIndices(all, shape.bins(), shape.cap)) << h;
+  }
+}
+
+TEST(MultiEngineTest, MergesAcrossMembersSaturating) {
+  HISTD_SEEDED_RNG(rng);
+  auto engine = TwoCpuMembers();
+  auto a = NewHistogram(*engine, 9, 31, 200);
+  auto b = NewHistogram(*engine, 9, 31, 7);
+  ASSERT_NE(MemberOf(*a), MemberOf(*b));
+  const auto va = RandomBins(rng, a->shape().bins(), 200);
+  const auto vb = RandomBins(rng, b->shape().bins(), 7);
+  FillHistogram(*engine, *a, va, rng);
+  FillHistogram(*engine, *b, vb, rng);
+  ASSERT_TRUE(engine->Merge(*a, *b).ok());
+  std::vector<uint8_t> expected(vb.size());
+  for (size_t i = 0; i < vb.size(); ++i) expected[i] = static_cast<uint8_t>(std::min(7, va[i] + vb[i]));
+  EXPECT_EQ(ReadAll(*engine, *b), expected);
+
+  auto other_shape = NewHistogram(*engine, 31, 9);
+  EXPECT_EQ(engine->Merge(*a, *other_shape).code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(MultiEngineTest, RoutesComputeToTheOwningMember) {
+  HISTD_SEEDED_RNG(rng);
+  auto engine = TwoCpuMembers();
+  auto a = NewHistogram(*engine, 5, 6);
+  auto b = NewHistogram(*engine, 6, 4);
+  ASSERT_NE(MemberOf(*a), MemberOf(*b));
+  const auto va = RandomBins(rng, 30, 255);
+  const auto vb = RandomBins(rng, 24, 255);
+  FillHistogram(*engine, *a, va, rng);
+  FillHistogram(*engine, *b, vb, rng);
+
+  auto sum = engine->Reduce(testing::HistogramRef(*b), ReduceOp::kSum, Dim::kAll);
+  ASSERT_TRUE(sum.ok()) << sum.status();
+  uint64_t expected_sum = 0;
+  for (uint8_t v : vb) expected_sum += v;
+  EXPECT_EQ(sum->data<uint64_t>()[0], expected_sum);
+
+  MatmulArgs args;
+  args.a = testing::HistogramRef(*a);
+  args.b = testing::HistogramRef(*b);
+  auto product = engine->Matmul(args);
+  ASSERT_TRUE(product.ok()) << product.status();
+  ASSERT_EQ(product->rows, 5u);
+  ASSERT_EQ(product->cols, 4u);
+  for (int i = 0; i < 5; ++i)
+    for (int j = 0; j < 4; ++j) {
+      double acc = 0;
+      for (int k = 0; k < 6; ++k) acc += static_cast<double>(va[i * 6 + k]) * vb[k * 4 + j];
+      EXPECT_EQ(product->data<float>()[i * 4 + j], static_cast<float>(acc)) << i << "," << j;
+    }
+}
+
+}  // namespace
+}  // namespace histd

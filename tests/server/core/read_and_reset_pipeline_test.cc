@@ -1,0 +1,205 @@
+// HistogramEntry::ReadAndReset against the real IngestPipeline on an engine whose Apply
+// calls `done` later, on a thread of its own, as the CUDA engine does: a read-and-reset then
+// meets parts whose bins are already in its copy but whose counters are not yet recorded,
+// and must wait for them. Runs without a GPU (the CPU engine underneath).
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "engine/cpu/cpu_engine.h"
+#include "server/core/histogram_store.h"
+#include "server/core/ingest_pipeline.h"
+
+namespace histd::server {
+namespace {
+
+// The CPU engine with every Apply's `done` handed to a completion thread that calls it after
+// a short random delay, in submission order.
+class DeferredDoneEngine final : public Engine {
+ public:
+  explicit DeferredDoneEngine(uint64_t seed) : inner_(std::move(*MakeCpuEngine(2))), rng_(seed) {
+    thread_ = std::thread([this] { Loop(); });
+  }
+  ~DeferredDoneEngine() override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stopping_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+
+  std::string name() const override { return "deferred " + inner_->name(); }
+  std::string device() const override { return inner_->device(); }
+  absl::StatusOr<std::unique_ptr<HistogramStorage>> CreateHistogram(
+      const HistogramShape& shape) override {
+    return inner_->CreateHistogram(shape);
+  }
+  absl::Status Reset(HistogramStorage& h) override { return inner_->Reset(h); }
+  absl::Status ReadAndReset(HistogramStorage& h, void* out) override {
+    return inner_->ReadAndReset(h, out);
+  }
+  absl::Status Merge(const HistogramStorage& s, HistogramStorage& t) override {
+    return inner_->Merge(s, t);
+  }
+  absl::Status MergeFromHost(const uint8_t* bins, HistogramStorage& t) override {
+    return inner_->MergeFromHost(bins, t);
+  }
+  absl::StatusOr<HistogramSummary> Summarize(const HistogramStorage& h) override {
+    return inner_->Summarize(h);
+  }
+  absl::Status ReadBins(const HistogramStorage& h, const ReadSpec& spec, void* out) override {
+    return inner_->ReadBins(h, spec, out);
+  }
+  absl::StatusOr<std::unique_ptr<StagingBuffer>> CreateStagingBuffer(size_t bytes) override {
+    return inner_->CreateStagingBuffer(bytes);
+  }
+  // The bins land now; `done` comes later.
+  void Apply(const StagingBuffer& staging, std::vector<IngestItem> items, ApplyDone done) override {
+    inner_->Apply(staging, std::move(items),
+                  [this, done = std::move(done)](absl::Status s, std::vector<IngestItemResult> r) {
+                    {
+                      std::lock_guard<std::mutex> lock(mu_);
+                      queue_.push_back([done, s, r = std::move(r)]() mutable { done(s, std::move(r)); });
+                    }
+                    cv_.notify_all();
+                  });
+  }
+  absl::StatusOr<HostArray> Reduce(const ArrayRef& a, ReduceOp op, Dim d) override {
+    return inner_->Reduce(a, op, d);
+  }
+  absl::StatusOr<HostArray> Scan(const ArrayRef& a, bool inclusive, Dim d) override {
+    return inner_->Scan(a, inclusive, d);
+  }
+  absl::StatusOr<HostArray> Transpose(const ArrayRef& a) override { return inner_->Transpose(a); }
+  absl::StatusOr<HostArray> Matmul(const MatmulArgs& args) override { return inner_->Matmul(args); }
+
+ private:
+  void Loop() {
+    while (true) {
+      std::function<void()> next;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+        if (queue_.empty()) return;
+        next = std::move(queue_.front());
+        queue_.pop_front();
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(rng_() % 3000));
+      next();
+    }
+  }
+
+  std::unique_ptr<Engine> inner_;
+  std::mt19937_64 rng_;  // the completion thread's
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> queue_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+// Producers submit random bin indices (some messages larger than a staging buffer, so
+// applied in parts) while a harvester reads and resets: each cycle's samples_applied equals
+// the sum of its bins (no bin reaches the cap in a cycle), and the cycles add up, bin for bin
+// and message for message, to what was acknowledged.
+TEST(ReadAndResetPipelineTest, LateDoneCallbacksCountInTheCycleOfTheirBins) {
+  const uint64_t seed = std::random_device{}();
+  SCOPED_TRACE(::testing::Message() << "seed " << seed);
+  DeferredDoneEngine engine(seed);
+  HistogramStore store(engine, 16, uint64_t{1} << 24);
+  HistogramSpec spec;
+  spec.name = "h";
+  spec.shape = HistogramShape{256, 4096, 255};
+  absl::StatusOr<std::shared_ptr<HistogramEntry>> entry = store.Create(spec);
+  ASSERT_TRUE(entry.ok()) << entry.status();
+  const uint64_t bins = spec.shape.bins();
+  Options::Pipeline options;
+  options.staging_buffers = 4;
+  options.staging_buffer_bytes = 64 << 10;
+  options.stager_threads = 2;
+  options.flush_deadline = absl::Microseconds(200);
+  absl::StatusOr<std::unique_ptr<IngestPipeline>> pipeline = IngestPipeline::Create(engine, options);
+  ASSERT_TRUE(pipeline.ok()) << pipeline.status();
+
+  std::mutex mu;
+  std::vector<uint64_t> acked_hits(bins, 0);
+  uint64_t acked_messages = 0, acked_samples = 0;
+  std::atomic<uint64_t> outstanding{0}, failed{0};
+  std::atomic<bool> stop{false};
+  auto producer = [&](int id) {
+    std::mt19937_64 rng(seed + 1 + id);
+    for (int n = 0; !stop.load(); ++n) {
+      auto indices = std::make_shared<std::vector<uint32_t>>(n % 20 == 0 ? 40000 : 200 + rng() % 2000);
+      for (uint32_t& i : *indices) i = static_cast<uint32_t>(rng() % bins);
+      std::string bytes(indices->size() * 4, '\0');
+      std::memcpy(bytes.data(), indices->data(), bytes.size());
+      outstanding.fetch_add(1);
+      (*pipeline)->Submit(
+          IngestPipeline::Message{*entry, SampleKind::kBinIndex, SamplePayload(std::move(bytes))},
+          [] {},
+          [&, indices](absl::Status status, uint64_t) {
+            if (status.ok()) {
+              std::lock_guard<std::mutex> lock(mu);
+              acked_messages += 1;
+              acked_samples += indices->size();
+              for (uint32_t i : *indices) acked_hits[i] += 1;
+            } else {
+              failed.fetch_add(1);
+            }
+            outstanding.fetch_sub(1);
+          });
+      while (outstanding.load() > 64) std::this_thread::sleep_for(std::chrono::microseconds(100));
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    }
+  };
+  std::vector<std::thread> producers;
+  for (int id = 0; id < 3; ++id) producers.emplace_back(producer, id);
+
+  std::vector<uint64_t> harvested(bins, 0);
+  uint64_t messages = 0, samples = 0;
+  int cycles = 0, mismatched = 0;
+  std::vector<uint8_t> out(bins);
+  auto harvest = [&] {
+    absl::StatusOr<IngestCounters> c = (*entry)->ReadAndReset(engine, out.data());
+    ASSERT_TRUE(c.ok()) << c.status();
+    uint64_t total = 0;
+    for (uint64_t i = 0; i < bins; ++i) {
+      ASSERT_LT(out[i], 255) << "a bin saturated within one cycle";
+      harvested[i] += out[i];
+      total += out[i];
+    }
+    mismatched += c->samples_applied != total;
+    EXPECT_EQ(c->samples_applied, total) << "cycle " << cycles;
+    EXPECT_EQ(c->samples_outside, 0u);
+    messages += c->messages_applied;
+    samples += c->samples_applied;
+    ++cycles;
+  };
+  const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(1500);
+  while (std::chrono::steady_clock::now() < end && !::testing::Test::HasFatalFailure()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    harvest();
+  }
+  stop.store(true);
+  for (auto& t : producers) t.join();
+  while (outstanding.load() > 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  harvest();
+  (*pipeline)->Shutdown();
+
+  EXPECT_EQ(failed.load(), 0u);
+  EXPECT_GE(cycles, 20);
+  EXPECT_EQ(mismatched, 0) << "of " << cycles << " cycles";
+  EXPECT_GT(acked_messages, 50u);
+  EXPECT_EQ(messages, acked_messages);
+  EXPECT_EQ(samples, acked_samples);
+  EXPECT_TRUE(harvested == acked_hits) << "the cycles' bins do not add up to the acknowledged samples";
+}
+
+}  // namespace
+}  // namespace histd::server

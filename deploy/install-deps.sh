@@ -15,6 +15,7 @@ else
     libgrpc++-dev libgrpc-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
     libabsl-dev libgtest-dev libgmock-dev
     libgmp-dev
+    nlohmann-json3-dev
     clang libclang-rt-14-dev llvm
     python3 python3-venv python3-pip
   )

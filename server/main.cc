@@ -7,11 +7,15 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <string>
 #include <thread>
+
+#include <grpc/support/log.h>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
@@ -93,11 +97,36 @@ ABSL_FLAG(uint64_t, query_chunk_bytes, kDefaults.query.chunk_bytes,
           "data bytes per QueryChunk when the request does not say");
 ABSL_FLAG(int, rpc_workers, kDefaults.rpc_workers,
           "threads running engine calls for unary RPCs and queries");
+ABSL_FLAG(absl::Duration, grpc_keepalive_time, kDefaults.connections.keepalive_time,
+          "ping a client after this long without activity on its connection (inf: never)");
+ABSL_FLAG(absl::Duration, grpc_keepalive_timeout, kDefaults.connections.keepalive_timeout,
+          "close a connection whose keepalive ping is not acknowledged within this");
+ABSL_FLAG(bool, grpc_keepalive_permit_without_calls,
+          kDefaults.connections.keepalive_permit_without_calls,
+          "keepalive pings also on connections with no call open, the server's and the "
+          "client's (false: a client may ping such a connection once per two hours)");
+ABSL_FLAG(absl::Duration, grpc_http2_min_recv_ping_interval_without_data,
+          kDefaults.connections.http2_min_recv_ping_interval_without_data,
+          "least time between a client's pings while no data is sent; a faster ping is a "
+          "strike");
+ABSL_FLAG(int, grpc_http2_max_ping_strikes, kDefaults.connections.http2_max_ping_strikes,
+          "strikes tolerated; one more gets GOAWAY too_many_pings and the connection closes "
+          "(0: no limit)");
+ABSL_FLAG(absl::Duration, grpc_max_connection_age, kDefaults.connections.max_connection_age,
+          "send GOAWAY to connections this old (+-10%), so that clients reconnect and a load "
+          "balancer can spread them (inf: never)");
+ABSL_FLAG(absl::Duration, grpc_max_connection_age_grace,
+          kDefaults.connections.max_connection_age_grace,
+          "calls open on a connection past its age get this long, then are cancelled (inf: "
+          "they run to their end)");
 ABSL_FLAG(absl::Duration, shutdown_grace, kDefaults.shutdown_grace,
           "on SIGTERM, how long open RPCs get before they are cancelled");
 ABSL_FLAG(std::string, ready_file, "",
           "once listening, write the bound host:port to this file (for scripts and tests)");
 ABSL_FLAG(std::string, log_level, "info", "info, warning, error or off");
+ABSL_FLAG(std::string, log_format, "text",
+          "text (one line per event: time, level, event, key=value fields) or json (one object "
+          "per line: level, time, event, fields), for log shippers; gRPC's own messages too");
 
 namespace {
 
@@ -129,6 +158,25 @@ bool ParseLogLevel(const std::string& s, histd::server::LogLevel* level) {
   return true;
 }
 
+bool ParseLogFormat(const std::string& s, histd::server::LogFormat* format) {
+  if (s == "text") *format = histd::server::LogFormat::kText;
+  else if (s == "json") *format = histd::server::LogFormat::kJson;
+  else return false;
+  return true;
+}
+
+// gRPC core's own messages (transport errors and the like) go through the daemon's log, so
+// that with --log_format=json every line on stderr is JSON.
+void LogGrpcMessage(gpr_log_func_args* args) {
+  using histd::server::LogLevel;
+  const LogLevel level =
+      args->severity == GPR_LOG_SEVERITY_ERROR ? LogLevel::kError : LogLevel::kInfo;
+  histd::server::LogEvent(level, "grpc",
+                          {{"file", args->file != nullptr ? args->file : ""},
+                           {"line", args->line},
+                           {"message", args->message != nullptr ? args->message : ""}});
+}
+
 bool WriteReadyFile(const std::string& path, const std::string& address) {
   const std::string tmp = path + ".tmp";
   {
@@ -153,23 +201,31 @@ int main(int argc, char** argv) {
   usage.version_string = [] { return std::string("histd ") + HISTD_VERSION + "\n"; };
   absl::SetFlagsUsageConfig(usage);
   absl::ParseCommandLine(argc, argv);
-  // Before any thread starts (the flag library starts none).
-  if (!histd::server::SetMallocArenaMax(absl::GetFlag(FLAGS_malloc_arena_max))) {
-    std::fprintf(stderr, "histd: --malloc_arena_max=%d was not applied\n",
-                 absl::GetFlag(FLAGS_malloc_arena_max));
-  }
 
   histd::server::LogLevel level;
   if (!ParseLogLevel(absl::GetFlag(FLAGS_log_level), &level)) {
     std::fprintf(stderr, "histd: --log_level must be info, warning, error or off\n");
     return 2;
   }
+  histd::server::LogFormat format;
+  if (!ParseLogFormat(absl::GetFlag(FLAGS_log_format), &format)) {
+    std::fprintf(stderr, "histd: --log_format must be text or json\n");
+    return 2;
+  }
   histd::server::SetLogLevel(level);
+  histd::server::SetLogFormat(format);
+  gpr_set_log_function(LogGrpcMessage);
+
+  // Before any thread starts (neither the flag library nor the log starts one).
+  if (!histd::server::SetMallocArenaMax(absl::GetFlag(FLAGS_malloc_arena_max))) {
+    histd::server::LogWarning("malloc_arena_max_not_applied",
+                              {{"malloc_arena_max", absl::GetFlag(FLAGS_malloc_arena_max)}});
+  }
 
   histd::server::Options options;
   options.address = absl::GetFlag(FLAGS_address);
   if (!ParseEngineKind(absl::GetFlag(FLAGS_engine), &options.engine.kind)) {
-    std::fprintf(stderr, "histd: --engine must be auto, cpu or cuda\n");
+    histd::server::LogError("bad_flag", {{"flag", "engine"}, {"must_be", "auto, cpu or cuda"}});
     return 2;
   }
   options.engine.cpu_threads = absl::GetFlag(FLAGS_cpu_threads);
@@ -195,29 +251,59 @@ int main(int argc, char** argv) {
   options.query.chunk_bytes = absl::GetFlag(FLAGS_query_chunk_bytes);
   options.rpc_workers = absl::GetFlag(FLAGS_rpc_workers);
   options.shutdown_grace = absl::GetFlag(FLAGS_shutdown_grace);
+  options.connections.keepalive_time = absl::GetFlag(FLAGS_grpc_keepalive_time);
+  options.connections.keepalive_timeout = absl::GetFlag(FLAGS_grpc_keepalive_timeout);
+  options.connections.keepalive_permit_without_calls =
+      absl::GetFlag(FLAGS_grpc_keepalive_permit_without_calls);
+  options.connections.http2_min_recv_ping_interval_without_data =
+      absl::GetFlag(FLAGS_grpc_http2_min_recv_ping_interval_without_data);
+  options.connections.http2_max_ping_strikes = absl::GetFlag(FLAGS_grpc_http2_max_ping_strikes);
+  options.connections.max_connection_age = absl::GetFlag(FLAGS_grpc_max_connection_age);
+  options.connections.max_connection_age_grace = absl::GetFlag(FLAGS_grpc_max_connection_age_grace);
 
+  const histd::server::Options& o = options;
+  const histd::server::Options::Connections& c = o.connections;
   histd::server::LogInfo(
-      "histd starting: address=%s engine=%s cpu_threads=%d cuda_device=%d max_histograms=%d "
-      "max_bins_per_histogram=%d max_message_bytes=%d max_concurrent_streams=%d "
-      "staging_buffers=%d staging_buffer_bytes=%d flush_deadline=%s eager_flush_depth=%d "
-      "stager_threads=%d stage_inline_below_bytes=%d acknowledger_threads=%d "
-      "stream_read_ahead_bytes=%d "
-      "snapshot_path=%s snapshot_interval=%s query_chunk_bytes=%d rpc_workers=%d shutdown_grace=%s",
-      options.address, absl::GetFlag(FLAGS_engine), options.engine.cpu_threads,
-      options.engine.cuda_device, options.limits.max_histograms,
-      options.limits.max_bins_per_histogram, options.limits.max_message_bytes,
-      options.limits.max_concurrent_streams, options.pipeline.staging_buffers,
-      options.pipeline.staging_buffer_bytes, absl::FormatDuration(options.pipeline.flush_deadline),
-      options.pipeline.eager_flush_depth, options.pipeline.stager_threads,
-      options.pipeline.stage_inline_below_bytes, options.pipeline.acknowledger_threads,
-      options.pipeline.stream_read_ahead_bytes,
-      options.snapshot.path.empty() ? "(none)" : options.snapshot.path,
-      absl::FormatDuration(options.snapshot.interval), options.query.chunk_bytes, options.rpc_workers,
-      absl::FormatDuration(options.shutdown_grace));
+      "starting",
+      {{"version", HISTD_VERSION},
+       {"address", o.address},
+       {"engine", absl::GetFlag(FLAGS_engine)},
+       {"cpu_threads", o.engine.cpu_threads},
+       {"cuda_device", o.engine.cuda_device},
+       {"max_histograms", o.limits.max_histograms},
+       {"max_bins_per_histogram", o.limits.max_bins_per_histogram},
+       {"max_message_bytes", o.limits.max_message_bytes},
+       {"max_concurrent_streams", o.limits.max_concurrent_streams},
+       {"max_memory_bytes", o.limits.max_memory_bytes},
+       {"max_device_memory_bytes", o.limits.max_device_memory_bytes},
+       {"max_concurrent_queries", o.limits.max_concurrent_queries},
+       {"max_unsent_acks_per_stream", o.limits.max_unsent_acks_per_stream},
+       {"staging_buffers", o.pipeline.staging_buffers},
+       {"staging_buffer_bytes", o.pipeline.staging_buffer_bytes},
+       {"flush_deadline", absl::FormatDuration(o.pipeline.flush_deadline)},
+       {"eager_flush_depth", o.pipeline.eager_flush_depth},
+       {"stager_threads", o.pipeline.stager_threads},
+       {"stage_inline_below_bytes", o.pipeline.stage_inline_below_bytes},
+       {"acknowledger_threads", o.pipeline.acknowledger_threads},
+       {"stream_read_ahead_bytes", o.pipeline.stream_read_ahead_bytes},
+       {"snapshot_path", o.snapshot.path},
+       {"snapshot_interval", absl::FormatDuration(o.snapshot.interval)},
+       {"query_chunk_bytes", o.query.chunk_bytes},
+       {"rpc_workers", o.rpc_workers},
+       {"shutdown_grace", absl::FormatDuration(o.shutdown_grace)},
+       {"grpc_keepalive_time", absl::FormatDuration(c.keepalive_time)},
+       {"grpc_keepalive_timeout", absl::FormatDuration(c.keepalive_timeout)},
+       {"grpc_keepalive_permit_without_calls", c.keepalive_permit_without_calls},
+       {"grpc_http2_min_recv_ping_interval_without_data",
+        absl::FormatDuration(c.http2_min_recv_ping_interval_without_data)},
+       {"grpc_http2_max_ping_strikes", c.http2_max_ping_strikes},
+       {"grpc_max_connection_age", absl::FormatDuration(c.max_connection_age)},
+       {"grpc_max_connection_age_grace", absl::FormatDuration(c.max_connection_age_grace)},
+       {"log_format", absl::GetFlag(FLAGS_log_format)}});
 
   // The handler only writes a byte to this pipe; a thread does the shutdown work.
   if (pipe(g_signal_pipe) != 0) {
-    std::perror("histd: pipe");
+    histd::server::LogError("pipe_failed", {{"error", std::strerror(errno)}});
     return 1;
   }
   fcntl(g_signal_pipe[1], F_SETFL, O_NONBLOCK);
@@ -231,12 +317,12 @@ int main(int argc, char** argv) {
   absl::StatusOr<std::unique_ptr<histd::server::HistdServer>> server =
       histd::server::HistdServer::Start(options);
   if (!server.ok()) {
-    histd::server::LogError("histd failed to start: %s", server.status().ToString());
+    histd::server::LogError("start_failed", {{"status", server.status().ToString()}});
     return 1;
   }
   const std::string ready_file = absl::GetFlag(FLAGS_ready_file);
   if (!ready_file.empty() && !WriteReadyFile(ready_file, (*server)->address())) {
-    histd::server::LogError("cannot write --ready_file=%s", ready_file);
+    histd::server::LogError("ready_file_failed", {{"path", ready_file}});
     (*server)->Shutdown(absl::ZeroDuration());
     return 1;
   }
@@ -245,17 +331,17 @@ int main(int argc, char** argv) {
     char byte;
     while (read(g_signal_pipe[0], &byte, 1) < 0) {
     }
-    histd::server::LogInfo("signal received: shutting down gracefully (a second signal exits "
-                           "at once)");
+    // Graceful: a second signal exits at once.
+    histd::server::LogInfo("signal_received", {});
     (*server)->Shutdown(grace);
   });
   const absl::Status outcome = (*server)->Wait();
   signal_watcher.join();
   server->reset();
   if (!outcome.ok()) {
-    histd::server::LogError("histd exited with an error: %s", outcome.ToString());
+    histd::server::LogError("exited_with_error", {{"status", outcome.ToString()}});
     return 1;
   }
-  histd::server::LogInfo("histd exited cleanly");
+  histd::server::LogInfo("exited_cleanly", {});
   return 0;
 }

@@ -115,6 +115,31 @@ struct Options {
     size_t chunk_bytes = size_t{1} << 20;
   } query;
 
+  // gRPC connection management: keepalive pings, the ping policy clients must keep, and
+  // connection ages (gRPC core's doc/keepalive.md and gRFC A9; the names are gRPC's channel
+  // arguments and Triton's --grpc-* flags). Defaults are gRPC core's server defaults.
+  struct Connections {
+    // The server pings a client after this long without activity on the connection, to find
+    // dead peers and keep idle connections open through proxies; infinite: never.
+    absl::Duration keepalive_time = absl::Hours(2);
+    // A keepalive ping not acknowledged within this closes the connection.
+    absl::Duration keepalive_timeout = absl::Seconds(20);
+    // Keepalive pings also on connections with no call open, both the server's own and the
+    // client's: false limits a client to one ping per two hours on such a connection.
+    bool keepalive_permit_without_calls = false;
+    // The least time between a client's pings while the server sends no data; a faster
+    // ping is a strike.
+    absl::Duration http2_min_recv_ping_interval_without_data = absl::Minutes(5);
+    // Strikes tolerated: one more and the server sends GOAWAY (ENHANCE_YOUR_CALM,
+    // "too_many_pings") and closes the connection. 0: no limit.
+    int http2_max_ping_strikes = 2;
+    // A connection this old (+-10% jitter) gets GOAWAY: its client reconnects, possibly
+    // through a load balancer to another replica; calls open on it go on for
+    // max_connection_age_grace, then are cancelled. Infinite: never.
+    absl::Duration max_connection_age = absl::InfiniteDuration();
+    absl::Duration max_connection_age_grace = absl::InfiniteDuration();
+  } connections;
+
   // Threads that run engine calls for unary RPCs and query reads, so that no gRPC callback
   // thread ever blocks on the engine.
   int rpc_workers = 4;

@@ -32,13 +32,17 @@ grpc::ServerUnaryReactor* HistogramsService::CreateHistogram(
     if (!spec.ok()) return spec.status();
     absl::StatusOr<std::shared_ptr<HistogramEntry>> entry = ctx_.store->Create(*spec);
     if (!entry.ok()) {
-      LogWarning("create histogram refused: %s", entry.status().ToString());
+      LogWarning("histogram_create_refused",
+                 {{"name", spec->name}, {"status", entry.status().ToString()}});
       return entry.status();
     }
-    LogInfo("histogram '%s' created: %d x %d, cap %d%s, %d bytes on %s", spec->name,
-            spec->shape.rows, spec->shape.cols, spec->shape.cap,
-            spec->has_both_axes() ? ", with axes" : "", (*entry)->storage().bytes_used(),
-            ctx_.engine->device());
+    LogInfo("histogram_created", {{"name", spec->name},
+                                  {"rows", spec->shape.rows},
+                                  {"cols", spec->shape.cols},
+                                  {"cap", spec->shape.cap},
+                                  {"axes", spec->has_both_axes()},
+                                  {"bytes", (*entry)->storage().bytes_used()},
+                                  {"device", ctx_.engine->device()}});
     return FillInfo(*ctx_.engine, **entry, response);
   });
 }
@@ -48,7 +52,7 @@ grpc::ServerUnaryReactor* HistogramsService::DeleteHistogram(
     v1::DeleteHistogramResponse* /*response*/) {
   return RunOnWorkers(context, *ctx_.workers, [this, request]() -> absl::Status {
     absl::Status status = ctx_.store->Delete(request->name());
-    if (status.ok()) LogInfo("histogram '%s' deleted", request->name());
+    if (status.ok()) LogInfo("histogram_deleted", {{"name", request->name()}});
     return status;
   });
 }
@@ -84,7 +88,7 @@ grpc::ServerUnaryReactor* HistogramsService::ResetHistogram(
     if (!entry.ok()) return entry.status();
     // Bins and counters together, as one cycle's end (HistogramEntry, "Cycles").
     if (absl::Status s = (*entry)->Reset(*ctx_.engine); !s.ok()) return s;
-    LogInfo("histogram '%s' reset", request->name());
+    LogInfo("histogram_reset", {{"name", request->name()}});
     return FillInfo(*ctx_.engine, **entry, response);
   });
 }

@@ -154,14 +154,15 @@ class IngestStreamReactor final
     service_.Unregister(this);
     {
       absl::MutexLock lock(&mu_);  // no callback is left; the lock satisfies the annotations
-      LogInfo("ingest stream %d from %s closed: %d messages received, %d applied (%d samples), "
-              "%d rejected%s%s%s",
-              id_, peer_, received_, applied_, samples_applied_, rejected_,
-              rejected_ > 0 ? "; first rejection: " : "", first_rejection_,
-              acks_dropped_ > 0
-                  ? absl::StrFormat("; %d acknowledgements not delivered (write failed)",
-                                    acks_dropped_)
-                  : std::string());
+      // acks_undelivered: acknowledgements whose write failed (the client had gone).
+      LogInfo("ingest_stream_closed", {{"stream", id_},
+                                       {"peer", peer_},
+                                       {"messages_received", received_},
+                                       {"messages_applied", applied_},
+                                       {"samples_applied", samples_applied_},
+                                       {"messages_rejected", rejected_},
+                                       {"first_rejection", first_rejection_},
+                                       {"acks_undelivered", acks_dropped_}});
     }
     delete this;
   }
@@ -299,8 +300,9 @@ grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* IngestService::Inge
     }
     const size_t limit = static_cast<size_t>(ctx_.options->limits.max_concurrent_streams);
     if (streams_.size() >= limit) {
-      LogWarning("ingest stream from %s refused: %d streams open (--max_concurrent_streams=%d)",
-                 context->peer(), streams_.size(), limit);
+      LogWarning("ingest_stream_refused", {{"peer", context->peer()},
+                                           {"open_streams", streams_.size()},
+                                           {"max_concurrent_streams", limit}});
       return new RefusedStream(grpc::Status(
           grpc::StatusCode::RESOURCE_EXHAUSTED,
           absl::StrFormat("%d ingest streams are open, --max_concurrent_streams=%d; retry later",
@@ -310,7 +312,8 @@ grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* IngestService::Inge
     reactor = new IngestStreamReactor(this, &ctx_, id, context->peer());
     streams_.insert(reactor);
     ctx_.active_streams.store(streams_.size());
-    LogInfo("ingest stream %d opened from %s (%d open)", id, context->peer(), streams_.size());
+    LogInfo("ingest_stream_opened",
+            {{"stream", id}, {"peer", context->peer()}, {"open_streams", streams_.size()}});
     // Under the lock, so BeginShutdown cannot finish the stream before its first read is
     // issued. Nothing runs inline here: gRPC binds the stream only once we return it.
     reactor->Begin();
@@ -323,8 +326,8 @@ void IngestService::BeginShutdown() {
   {
     absl::MutexLock lock(&mu_);
     shutting_down_ = true;
-    LogInfo("shutdown: finishing %d ingest streams once their messages are acknowledged",
-            streams_.size());
+    // Each ends once its messages are acknowledged.
+    LogInfo("shutdown_finishing_streams", {{"streams", streams_.size()}});
     // A reactor stays registered until its OnDone, which takes mu_: none is deleted here.
     for (IngestStreamReactor* reactor : streams_) {
       if (std::function<void()> next = reactor->BeginStop()) continuations.push_back(next);

@@ -91,8 +91,9 @@ class ReadAndResetReactor final : public grpc::ServerWriteReactor<v1::ReadAndRes
     info->set_bytes_used((*entry)->storage().bytes_used());
     info->set_device(ctx_.engine->device());
     chunk_.set_total_bytes(total_bytes_);
-    LogInfo("histogram '%s' read and reset: %d samples applied, %d in bins", request_.name(),
-            counters->samples_applied, total);
+    LogInfo("histogram_read_reset", {{"name", request_.name()},
+                                     {"samples_applied", counters->samples_applied},
+                                     {"samples_in_bins", total}});
     return absl::OkStatus();
   }
 

@@ -26,6 +26,7 @@
 #include "model/histogram_types.h"
 #include "engine/thread_name.h"
 #include "server/grpc/compute_service.h"
+#include "server/grpc/connection_args.h"
 #include "server/core/histogram_store.h"
 #include "server/grpc/histograms_service.h"
 #include "server/core/ingest_pipeline.h"
@@ -71,7 +72,7 @@ absl::Status CheckOptions(const Options& o) {
   if (o.limits.max_unsent_acks_per_stream < 1) {
     return absl::InvalidArgumentError("max_unsent_acks_per_stream must be >= 1");
   }
-  return absl::OkStatus();
+  return CheckConnectionOptions(o.connections);
 }
 
 // A snapshot is written to PATH.tmp and renamed (server/core/snapshot.h): refuse to start unless a
@@ -146,7 +147,7 @@ absl::StatusOr<std::unique_ptr<HistdServer>> HistdServer::Start(Options options)
   absl::StatusOr<std::unique_ptr<Engine>> engine = MakeEngine(o.engine);
   if (!engine.ok()) return engine.status();
   server->engine_ = *std::move(engine);
-  LogInfo("engine: %s (histograms on %s)", server->engine_->name(), server->engine_->device());
+  LogInfo("engine_ready", {{"engine", server->engine_->name()}, {"device", server->engine_->device()}});
 
   server->host_budget_ = std::make_unique<MemoryBudget>("host memory", "--max_memory_bytes",
                                                         HostBudgetBytes(o));
@@ -155,11 +156,11 @@ absl::StatusOr<std::unique_ptr<HistdServer>> HistdServer::Start(Options options)
     server->device_budget_ = std::make_unique<MemoryBudget>(
         "device memory", "--max_device_memory_bytes", DeviceBudgetBytes(o, devices));
   }
-  LogInfo("memory budgets: host %d MiB%s", server->host_budget_->limit() >> 20,
-          devices.empty() ? std::string(" (histograms included)")
-                          : absl::StrFormat(", device %d MiB over %d devices",
-                                            server->device_budget_->limit() >> 20,
-                                            devices.size()));
+  // Without devices the host budget holds the histograms too.
+  LogInfo("memory_budgets",
+          {{"host_bytes", server->host_budget_->limit()},
+           {"device_bytes", devices.empty() ? uint64_t{0} : server->device_budget_->limit()},
+           {"devices", devices.size()}});
   MemoryBudget* histogram_budget =
       devices.empty() ? server->host_budget_.get() : server->device_budget_.get();
   server->store_ = std::make_unique<HistogramStore>(*server->engine_, o.limits.max_histograms,
@@ -182,13 +183,14 @@ absl::StatusOr<std::unique_ptr<HistdServer>> HistdServer::Start(Options options)
     absl::StatusOr<SnapshotStats> restored =
         LoadSnapshot(o.snapshot.path, *server->store_, *server->engine_);
     if (absl::IsNotFound(restored.status())) {
-      LogInfo("snapshot: none at %s yet; starting without histograms", o.snapshot.path);
+      LogInfo("snapshot_absent", {{"path", o.snapshot.path}});
     } else if (!restored.ok()) {
       return restored.status();
     } else {
-      LogInfo("snapshot: restored %d histograms (%d MiB of bins) from %s in %s",
-              restored->histograms, restored->bin_bytes >> 20, o.snapshot.path,
-              absl::FormatDuration(absl::Now() - begin));
+      LogInfo("snapshot_restored", {{"path", o.snapshot.path},
+                                    {"histograms", restored->histograms},
+                                    {"bin_bytes", restored->bin_bytes},
+                                    {"seconds", absl::ToDoubleSeconds(absl::Now() - begin)}});
     }
   }
   server->workers_ = std::make_unique<WorkerPool>(o.rpc_workers, "histd-rpc");
@@ -224,6 +226,7 @@ absl::StatusOr<std::unique_ptr<HistdServer>> HistdServer::Start(Options options)
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.SetMaxReceiveMessageSize(TransportReceiveLimit(o));
   builder.SetMaxSendMessageSize(o.limits.max_message_bytes);
+  AddConnectionArguments(o.connections, builder);
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
   interceptors.push_back(MakeParseErrorInterceptorFactory());
   builder.experimental().SetInterceptorCreators(std::move(interceptors));
@@ -242,7 +245,7 @@ absl::StatusOr<std::unique_ptr<HistdServer>> HistdServer::Start(Options options)
   if (grpc::HealthCheckServiceInterface* health = server->server_->GetHealthCheckService()) {
     health->SetServingStatus(true);
   }
-  LogInfo("listening on %s (health and reflection enabled)", server->address_);
+  LogInfo("listening", {{"address", server->address_}, {"health", true}, {"reflection", true}});
   if (o.snapshot.interval > absl::ZeroDuration()) {
     server->snapshotter_ = std::thread([self] {
       NameCurrentThread("histd-snapshot");
@@ -270,11 +273,11 @@ void HistdServer::Shutdown(absl::Duration grace) {
     return;
   }
   const absl::Time begin = absl::Now();
-  LogInfo("shutdown: begin (grace %s)", absl::FormatDuration(grace));
+  LogInfo("shutdown_begin", {{"grace_seconds", absl::ToDoubleSeconds(grace)}});
   if (grpc::HealthCheckServiceInterface* health = server_->GetHealthCheckService()) {
     health->SetServingStatus(false);
   }
-  LogInfo("shutdown: health NOT_SERVING");
+  LogInfo("shutdown_not_serving", {});
   // Staged messages are applied now, not at their flush deadline, so that open streams
   // get their last acknowledgements and finish.
   pipeline_->BeginDrain();
@@ -285,12 +288,13 @@ void HistdServer::Shutdown(absl::Duration grace) {
   ingest_service_->WaitForStreams(deadline);
   // Stops accepting; waits for open RPCs until the deadline, then cancels them.
   server_->Shutdown(absl::ToChronoTime(deadline));
-  LogInfo("shutdown: every RPC finished");
+  LogInfo("shutdown_rpcs_finished", {});
   workers_->Shutdown();
   pipeline_->Shutdown();  // applies and acknowledges everything staged
   const IngestStats stats = pipeline_->stats();
-  LogInfo("shutdown: ingest drained: %d batches, %d messages, %d samples applied since start",
-          stats.batches, stats.messages, stats.samples);
+  LogInfo("shutdown_ingest_drained", {{"batches", stats.batches},
+                                      {"messages", stats.messages},
+                                      {"samples", stats.samples}});
   stop_snapshots_.Notify();
   if (snapshotter_.joinable()) snapshotter_.join();
   absl::Status final_snapshot;
@@ -300,9 +304,9 @@ void HistdServer::Shutdown(absl::Duration grace) {
         "the final snapshot to %s failed, so histograms changed since the last snapshot are "
         "lost: %s",
         options_.snapshot.path, final_snapshot.message()));
-    LogError("shutdown: %s", shutdown_status_.message());
+    LogError("shutdown_snapshot_failed", {{"status", shutdown_status_.ToString()}});
   }
-  LogInfo("shutdown: done in %s", absl::FormatDuration(absl::Now() - begin));
+  LogInfo("shutdown_done", {{"seconds", absl::ToDoubleSeconds(absl::Now() - begin)}});
   shutdown_done_.Notify();
 }
 
@@ -321,13 +325,16 @@ absl::StatusOr<SnapshotStats> HistdServer::Snapshot(const char* why) {
   absl::StatusOr<SnapshotStats> written = WriteSnapshot(options_.snapshot.path, *store_, *engine_);
   if (!written.ok()) {
     ctx_->snapshot_failures.fetch_add(1);
-    LogError("snapshot (%s): %s", why, written.status().ToString());
+    LogError("snapshot_failed",
+             {{"why", why}, {"path", options_.snapshot.path}, {"status", written.status().ToString()}});
     return written.status();
   }
   const absl::Duration took = absl::Now() - begin;
-  LogInfo("snapshot (%s): %d histograms (%d MiB of bins) written to %s in %s", why,
-          written->histograms, written->bin_bytes >> 20, options_.snapshot.path,
-          absl::FormatDuration(took));
+  LogInfo("snapshot_written", {{"why", why},
+                               {"histograms", written->histograms},
+                               {"bin_bytes", written->bin_bytes},
+                               {"path", options_.snapshot.path},
+                               {"seconds", absl::ToDoubleSeconds(took)}});
   return written;
 }
 

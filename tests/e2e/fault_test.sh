@@ -24,7 +24,7 @@
 #   (e) the snapshot directory replaced by a regular file while serving with
 #       --snapshot_interval=1s: a periodic snapshot fails with an ERROR line, `histctl
 #       snapshot` exits non-zero, `histctl stats` counts both in snapshot_failures, and at
-#       SIGTERM the final snapshot fails: an ERROR line, a non-zero exit, no "exited cleanly".
+#       SIGTERM the final snapshot fails: an ERROR line, a non-zero exit, no "exited_cleanly".
 # Every case runs (each in a subshell, with its own clean-up); the script fails if any does;
 # a case that cannot run here (the read-only ones as root) reports SKIPPED.
 # About 10 s on 2 cores. Needs bash >= 5 ($EPOCHREALTIME) and coreutils.
@@ -183,7 +183,7 @@ case_sigterm() {
 
   step "SIGTERM while they stream: histd exits 0, every producer ends on the shutdown notice"
   stop_histd 0
-  grep -q "snapshot (shutdown): 1 histograms" "$LOG" || fail "no shutdown snapshot line"
+  grep -q "snapshot_written why=shutdown histograms=1 " "$LOG" || fail "no shutdown snapshot line"
   wait_producers 3 "graceful shutdown: every message acknowledged"
 
   step "restart from the snapshot; f equals the acknowledged samples bin for bin"
@@ -208,7 +208,7 @@ case_kill() {
   ctl create f --rows=$ROWS --cols=$COLS --cap=$CAP >/dev/null
   # ~2 K samples a message, 250 messages/s each.
   start_producers "$dir" 2 2000 --max_samples=4096 --rate=250
-  wait_for "$LOG" 'snapshot (periodic): .* written' 3 15
+  wait_for "$LOG" 'snapshot_written why=periodic ' 3 15
   sleep 0.8
 
   step "kill -9 0.8 s after the third periodic snapshot"
@@ -218,7 +218,7 @@ case_kill() {
   HISTD_PID=""
   expect_eq "histd exit code after kill -9" "$RC" 137
   wait_producers 4 "stream broken"
-  grep 'snapshot (periodic)' "$LOG" | tail -n 1 | sed 's/^/fault: (b) last: /'
+  grep 'snapshot_written why=periodic' "$LOG" | tail -n 1 | sed 's/^/fault: (b) last: /'
 
   step "restart; each bin within [acknowledged up to 1.5 s before the kill, sent]"
   start_histd b2 --snapshot_path="$dir/h.snapshot"
@@ -299,21 +299,21 @@ case_final_fails() {
   ctl create f --rows=$ROWS --cols=$COLS --cap=$CAP >/dev/null
   "$PRODUCER" produce --server="$ADDR" --histogram=f --seed=3000 --log="$dir/p.log" --bins=$BINS \
     --messages=20 2>"$dir/p.err" || fail "producer exited $?: $(cat "$dir/p.err")"
-  wait_for "$LOG" 'snapshot (periodic): .* written' 1 10
+  wait_for "$LOG" 'snapshot_written why=periodic ' 1 10
 
   step "the snapshot directory replaced by a regular file: periodic snapshots fail"
   rm -rf "$dir/snapshots"
   : >"$dir/snapshots"
-  wait_for "$LOG" ' ERROR snapshot (periodic)' 1 10
+  wait_for "$LOG" ' ERROR snapshot_failed why=periodic' 1 10
   if ctl snapshot >/dev/null 2>"$dir/snapshot.err"; then fail "histctl snapshot exited 0"; fi
   failures=$(ctl stats | field snapshot_failures) || fail "histctl stats has no snapshot_failures"
   [[ $failures -ge 2 ]] || fail "snapshot_failures $failures, want >= 2 (periodic, requested)"
 
   step "SIGTERM: the final snapshot fails, histd says so and exits non-zero"
   stop_histd nonzero
-  sed -n '/signal received/,$p' "$LOG" | grep " ERROR " | grep -q "snapshot" ||
+  sed -n '/signal_received/,$p' "$LOG" | grep " ERROR " | grep -q "snapshot" ||
     fail "no ERROR line about the final snapshot after the signal"
-  if grep -q "exited cleanly" "$LOG"; then fail "histd logged 'exited cleanly'"; fi
+  if grep -q "exited_cleanly" "$LOG"; then fail "histd logged exited_cleanly"; fi
 }
 
 # ---------------------------------------------------------------- run every case

@@ -18,6 +18,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "engine/read_blocks.h"
 #include "model/array.h"
 #include "model/histogram_types.h"
 
@@ -70,13 +71,26 @@ struct Region {
   uint32_t cols() const { return col_end - col_begin; }
 };
 
-// Shape of ReadBins' output: ceil(region / factor) per dimension, swapped if transposed;
-// kU8 when both factors are 1 (the bins as stored), else kU32 sums of each block (the last
-// block of a dimension may be partial).
+// How a read combines the bins of one output block: their sum, or their largest bin.
+enum class PoolOp : uint8_t { kSum, kMax };
+
+// What ReadBins writes: the region cut into blocks along each dimension, one output element
+// per block, row-major, rows and columns swapped if transposed. Along the rows (the columns
+// likewise) the region's R rows are cut (engine/read_blocks.h)
+//   - by factor when out_rows == 0: ceil(R / row_factor) blocks of row_factor rows, the
+//     last one partial (the Query RPC's rebinning);
+//   - into exactly out_rows blocks when 1 <= out_rows <= R (row_factor must stay 1): block
+//     i holds rows [floor(i R / out_rows), floor((i + 1) R / out_rows)) of the region, so
+//     any size of view is possible, e.g. 8192 columns to 1000 pixels (a pooled view).
+// Elements are kU8 when pool is kMax (a block's largest bin) or when every block is one bin
+// by factor (both factors 1, no out size: the bins as stored); else kU32 sums of each block.
 struct ReadSpec {
   Region region;
   uint32_t row_factor = 1;
   uint32_t col_factor = 1;
+  uint32_t out_rows = 0;  // 0: by row_factor
+  uint32_t out_cols = 0;  // 0: by col_factor
+  PoolOp pool = PoolOp::kSum;
   bool transpose = false;
 };
 
@@ -163,10 +177,15 @@ class Engine {
   virtual absl::StatusOr<HostArray> Matmul(const MatmulArgs& args) = 0;
 };
 
+// The blocks of the region's rows and columns for `spec` (engine/read_blocks.h).
+BlockAxis ReadRowBlocks(const ReadSpec& spec);
+BlockAxis ReadColBlocks(const ReadSpec& spec);
 // Output bytes of ReadBins for `spec`, and its shape.
 uint64_t ReadBinsRows(const ReadSpec& spec);
 uint64_t ReadBinsCols(const ReadSpec& spec);
 DType ReadBinsType(const ReadSpec& spec);
+// True when every block is one bin: the output is the region's bins themselves (kU8).
+bool ReadBinsAsStored(const ReadSpec& spec);
 uint64_t ReadBinsBytes(const ReadSpec& spec);
 
 // The shape of a compute operation's result, from the operation's check below; every size

@@ -14,8 +14,6 @@
 namespace histd {
 namespace {
 
-uint64_t CeilDiv(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
-
 // a * b, or false when the product does not fit in 64 bits.
 bool MulFits(uint64_t a, uint64_t b, uint64_t* product) {
   return !__builtin_mul_overflow(a, b, product);
@@ -32,6 +30,22 @@ absl::Status CheckRange(const char* what, uint32_t begin, uint32_t end, uint32_t
   if (end > size) {
     return absl::InvalidArgumentError(absl::StrFormat(
         "region %s [%u, %u) exceed the histogram's %u %s", what, begin, end, size, what));
+  }
+  return absl::OkStatus();
+}
+
+// A pooled view's size along one dimension: 0 (cut by factor), or 1..extent with factor 1.
+absl::Status CheckOutSize(const char* what, uint32_t out, uint32_t factor, uint32_t extent) {
+  if (out == 0) return absl::OkStatus();
+  if (factor != 1) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "out_%s %u and a %s factor of %u both given; a read is cut one way", what, out, what,
+        factor));
+  }
+  if (out > extent) {
+    return absl::InvalidArgumentError(absl::StrFormat(
+        "out_%s %u exceeds the region's %u %s (a pooled view has at most one block per bin)",
+        what, out, extent, what));
   }
   return absl::OkStatus();
 }
@@ -70,20 +84,31 @@ absl::Status CheckAxis(size_t item, char name, const AxisRange& axis) {
 
 }  // namespace
 
+BlockAxis ReadRowBlocks(const ReadSpec& spec) {
+  return BlockAxis{spec.region.rows(), spec.row_factor, spec.out_rows};
+}
+
+BlockAxis ReadColBlocks(const ReadSpec& spec) {
+  return BlockAxis{spec.region.cols(), spec.col_factor, spec.out_cols};
+}
+
 uint64_t ReadBinsRows(const ReadSpec& spec) {
-  const uint64_t rows = CeilDiv(spec.region.rows(), spec.row_factor);
-  const uint64_t cols = CeilDiv(spec.region.cols(), spec.col_factor);
-  return spec.transpose ? cols : rows;
+  return (spec.transpose ? ReadColBlocks(spec) : ReadRowBlocks(spec)).count();
 }
 
 uint64_t ReadBinsCols(const ReadSpec& spec) {
-  const uint64_t rows = CeilDiv(spec.region.rows(), spec.row_factor);
-  const uint64_t cols = CeilDiv(spec.region.cols(), spec.col_factor);
-  return spec.transpose ? rows : cols;
+  return (spec.transpose ? ReadRowBlocks(spec) : ReadColBlocks(spec)).count();
+}
+
+bool ReadBinsAsStored(const ReadSpec& spec) {
+  return ReadBinsType(spec) == DType::kU8 && ReadRowBlocks(spec).largest_block() <= 1 &&
+         ReadColBlocks(spec).largest_block() <= 1;
 }
 
 DType ReadBinsType(const ReadSpec& spec) {
-  return spec.row_factor == 1 && spec.col_factor == 1 ? DType::kU8 : DType::kU32;
+  const bool as_stored = spec.row_factor == 1 && spec.col_factor == 1 && spec.out_rows == 0 &&
+                         spec.out_cols == 0;
+  return spec.pool == PoolOp::kMax || as_stored ? DType::kU8 : DType::kU32;
 }
 
 uint64_t ReadBinsBytes(const ReadSpec& spec) {
@@ -127,10 +152,22 @@ absl::Status CheckReadSpec(const HistogramShape& shape, const ReadSpec& spec) {
       !s.ok()) {
     return s;
   }
-  // Each output element of a rebinned read is a uint32 sum of one block: refuse blocks
-  // whose sum could exceed it instead of wrapping.
-  const uint64_t block_rows = std::min<uint64_t>(spec.row_factor, spec.region.rows());
-  const uint64_t block_cols = std::min<uint64_t>(spec.col_factor, spec.region.cols());
+  if (spec.pool != PoolOp::kSum && spec.pool != PoolOp::kMax) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("unknown pool op %d", static_cast<int>(spec.pool)));
+  }
+  if (absl::Status s = CheckOutSize("rows", spec.out_rows, spec.row_factor, spec.region.rows());
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = CheckOutSize("cols", spec.out_cols, spec.col_factor, spec.region.cols());
+      !s.ok()) {
+    return s;
+  }
+  // Each output element of a summed read is a uint32 sum of one block: refuse blocks whose
+  // sum could exceed it instead of wrapping.
+  const uint64_t block_rows = ReadRowBlocks(spec).largest_block();
+  const uint64_t block_cols = ReadColBlocks(spec).largest_block();
   const uint64_t block_max = block_rows * block_cols * shape.cap;  // < 2^32 * 2^32 / 2^8 * 2^8
   if (ReadBinsType(spec) == DType::kU32 && block_max > UINT32_MAX) {
     return absl::InvalidArgumentError(absl::StrFormat(

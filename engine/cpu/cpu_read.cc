@@ -18,27 +18,35 @@ uint64_t RowsPerTask(uint64_t bins_per_row) {
   return std::max<uint64_t>(1, kBinsPerTask / std::max<uint64_t>(1, bins_per_row));
 }
 
-// Block sums of the region: output row i (block row), column j (block column).
-void ReadBlockSums(const uint8_t* bins, const HistogramShape& shape, const ReadSpec& spec,
-                   uint32_t* out, ThreadPool& pool) {
+// The pool (sum or max) of each block of the region (engine/read_blocks.h): output row i
+// (block row), column j (block column), written as Out.
+template <typename Out, PoolOp kPool>
+void ReadBlocks(const uint8_t* bins, const HistogramShape& shape, const ReadSpec& spec,
+                Out* out, ThreadPool& pool) {
   const Region& region = spec.region;
-  const uint64_t out_rows = CeilDiv(region.rows(), spec.row_factor);
-  const uint64_t out_cols = CeilDiv(region.cols(), spec.col_factor);
-  const uint64_t bins_per_block_row = uint64_t{spec.row_factor} * region.cols();
+  const BlockAxis row_blocks = ReadRowBlocks(spec), col_blocks = ReadColBlocks(spec);
+  const uint64_t out_rows = row_blocks.count(), out_cols = col_blocks.count();
+  const uint64_t bins_per_block_row = row_blocks.largest_block() * region.cols();
   pool.ParallelFor(out_rows, RowsPerTask(bins_per_block_row), [&](uint64_t i0, uint64_t i1) {
     for (uint64_t i = i0; i < i1; ++i) {
-      const uint64_t r0 = region.row_begin + i * spec.row_factor;
-      const uint64_t r1 = std::min<uint64_t>(region.row_end, r0 + spec.row_factor);
+      const uint64_t r0 = region.row_begin + row_blocks.begin(i);
+      const uint64_t r1 = region.row_begin + row_blocks.end(i);
       for (uint64_t j = 0; j < out_cols; ++j) {
-        const uint64_t c0 = region.col_begin + j * spec.col_factor;
-        const uint64_t c1 = std::min<uint64_t>(region.col_end, c0 + spec.col_factor);
-        uint64_t sum = 0;  // CheckReadSpec guarantees it fits in uint32
+        const uint64_t c0 = region.col_begin + col_blocks.begin(j);
+        const uint64_t c1 = region.col_begin + col_blocks.end(j);
+        uint64_t acc = 0;  // a sum fits in uint32 (CheckReadSpec), a max in uint8
         for (uint64_t r = r0; r < r1; ++r) {
           const uint8_t* row = bins + r * shape.cols;
-          for (uint64_t c = c0; c < c1; ++c) sum += row[c];
+          for (uint64_t c = c0; c < c1; ++c) {
+            if constexpr (kPool == PoolOp::kSum) {
+              acc += row[c];
+            } else {
+              acc = std::max<uint64_t>(acc, row[c]);
+            }
+          }
         }
         const uint64_t at = spec.transpose ? j * out_rows + i : i * out_cols + j;
-        out[at] = static_cast<uint32_t>(sum);
+        out[at] = static_cast<Out>(acc);
       }
     }
   });
@@ -50,7 +58,11 @@ void CpuReadBins(const uint8_t* bins, const HistogramShape& shape, const ReadSpe
                  void* out, ThreadPool& pool) {
   const Region& region = spec.region;
   if (ReadBinsType(spec) == DType::kU32) {
-    ReadBlockSums(bins, shape, spec, static_cast<uint32_t*>(out), pool);
+    ReadBlocks<uint32_t, PoolOp::kSum>(bins, shape, spec, static_cast<uint32_t*>(out), pool);
+    return;
+  }
+  if (!ReadBinsAsStored(spec)) {  // max pooling of blocks of more than one bin
+    ReadBlocks<uint8_t, PoolOp::kMax>(bins, shape, spec, static_cast<uint8_t*>(out), pool);
     return;
   }
   const uint8_t* first = bins + uint64_t{region.row_begin} * shape.cols + region.col_begin;

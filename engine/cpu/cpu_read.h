@@ -1,7 +1,7 @@
-// The CPU engine's whole-histogram operations on raw bins: ReadBins (region, rebin,
-// transpose), Summarize, Merge, Reset, ReadAndReset. The caller (CpuEngine) checks the
-// arguments and holds the histograms' locks exclusive; these functions only loop, spread
-// over the pool.
+// The CPU engine's whole-histogram operations on raw bins: ReadBins (region, rebin or
+// pooled view, transpose), Summarize, Merge, Reset, ReadAndReset. The caller (CpuEngine)
+// checks the arguments and holds the histograms' locks exclusive; these functions only
+// loop, spread over the pool.
 #pragma once
 
 #include <cstdint>
@@ -11,8 +11,8 @@
 
 namespace histd {
 
-// Writes ReadBinsBytes(spec) bytes to out: the region's bins (kU8) when both factors are
-// 1, else uint32 sums of each row_factor x col_factor block (partial at the region's end),
+// Writes ReadBinsBytes(spec) bytes to out: one element per block of the region (see
+// ReadSpec): the bin itself for one-bin blocks, the block's max (kU8) or sum (kU32),
 // row-major, transposed when spec.transpose. spec must pass CheckReadSpec(shape, spec).
 void CpuReadBins(const uint8_t* bins, const HistogramShape& shape, const ReadSpec& spec,
                  void* out, ThreadPool& pool);

@@ -139,7 +139,7 @@ class CudaEngine final : public Engine {
     const uint32_t cols = histogram.shape().cols;
     const uint8_t* bins = DeviceBins(histogram);
     const Region& r = spec.region;
-    if (ReadBinsType(spec) == DType::kU8 && !spec.transpose) {
+    if (ReadBinsAsStored(spec) && !spec.transpose) {
       // The bins as stored: one pitched copy straight from the histogram.
       HISTD_CUDA_RETURN_IF_ERROR(cudaMemcpy2DAsync(
           out, r.cols(), bins + uint64_t{r.row_begin} * cols + r.col_begin, cols, r.cols(),

@@ -37,25 +37,30 @@ __global__ void MergeSaturatingKernel(const uint8_t* __restrict__ source, uint8_
   }
 }
 
-// One thread per output element: the sum of its row_factor x col_factor block (partial at
-// the edges). Output index is row-major in the (possibly transposed) output shape.
-template <typename Out>
+// One thread per output element: the sum or max of its block (engine/read_blocks.h: by
+// factor, partial at the edges, or one of exactly `cells` blocks). A warp's threads take
+// neighbouring blocks of one block row, so each bin row they read is one contiguous span.
+// Output index is row-major in the (possibly transposed) output shape.
+template <typename Out, bool kMax>
 __global__ void ReadRegionKernel(const uint8_t* __restrict__ bins, uint32_t cols, Region region,
-                                 uint32_t row_factor, uint32_t col_factor, bool transpose,
-                                 uint64_t out_rows, uint64_t out_cols, Out* __restrict__ out) {
-  const uint64_t total = out_rows * out_cols;
+                                 BlockAxis row_blocks, BlockAxis col_blocks, bool transpose,
+                                 Out* __restrict__ out) {
+  const uint64_t block_rows = row_blocks.count(), block_cols = col_blocks.count();
+  const uint64_t total = block_rows * block_cols;
   const uint64_t stride = uint64_t{gridDim.x} * blockDim.x;
   for (uint64_t o = uint64_t{blockIdx.x} * blockDim.x + threadIdx.x; o < total; o += stride) {
-    uint64_t r = o / out_cols, c = o % out_cols;
-    if (transpose) { const uint64_t t = r; r = c; c = t; }
-    const uint64_t r0 = region.row_begin + r * row_factor;
-    const uint64_t c0 = region.col_begin + c * col_factor;
-    const uint64_t r1 = min(r0 + row_factor, uint64_t{region.row_end});
-    const uint64_t c1 = min(c0 + col_factor, uint64_t{region.col_end});
-    uint32_t sum = 0;
-    for (uint64_t y = r0; y < r1; ++y)
-      for (uint64_t x = c0; x < c1; ++x) sum += bins[y * cols + x];
-    out[o] = static_cast<Out>(sum);
+    // Walk blocks in block-row-major order whatever the output order, for the reads.
+    const uint64_t i = o / block_cols, j = o % block_cols;
+    const uint64_t r0 = region.row_begin + row_blocks.begin(i);
+    const uint64_t r1 = region.row_begin + row_blocks.end(i);
+    const uint64_t c0 = region.col_begin + col_blocks.begin(j);
+    const uint64_t c1 = region.col_begin + col_blocks.end(j);
+    uint32_t acc = 0;  // a sum fits (CheckReadSpec), a max is a bin
+    for (uint64_t y = r0; y < r1; ++y) {
+      const uint8_t* row = bins + y * cols;
+      for (uint64_t x = c0; x < c1; ++x) acc = kMax ? max(acc, uint32_t{row[x]}) : acc + row[x];
+    }
+    out[transpose ? j * block_rows + i : o] = static_cast<Out>(acc);
   }
 }
 
@@ -108,14 +113,15 @@ absl::Status LaunchReadRegion(const uint8_t* bins, uint32_t cols, const ReadSpec
   const uint64_t total = out_rows * out_cols;
   if (total == 0) return absl::OkStatus();
   const int grid = GridFor(total, kThreads * 4);
-  if (ReadBinsType(spec) == DType::kU8) {
-    ReadRegionKernel<uint8_t><<<grid, kThreads, 0, stream>>>(
-        bins, cols, spec.region, 1, 1, spec.transpose, out_rows, out_cols,
+  const BlockAxis row_blocks = ReadRowBlocks(spec), col_blocks = ReadColBlocks(spec);
+  if (ReadBinsType(spec) == DType::kU32) {
+    ReadRegionKernel<uint32_t, false><<<grid, kThreads, 0, stream>>>(
+        bins, cols, spec.region, row_blocks, col_blocks, spec.transpose,
+        static_cast<uint32_t*>(out));
+  } else {  // the bins as stored (one-bin blocks) or max pooling
+    ReadRegionKernel<uint8_t, true><<<grid, kThreads, 0, stream>>>(
+        bins, cols, spec.region, row_blocks, col_blocks, spec.transpose,
         static_cast<uint8_t*>(out));
-  } else {
-    ReadRegionKernel<uint32_t><<<grid, kThreads, 0, stream>>>(
-        bins, cols, spec.region, spec.row_factor, spec.col_factor, spec.transpose, out_rows,
-        out_cols, static_cast<uint32_t*>(out));
   }
   return CheckLaunch("ReadRegionKernel", stream);
 }

@@ -1,5 +1,5 @@
 // Small kernels the CUDA engine runs on resident histograms: saturating merge, region read
-// with rebinning and transposition, and the saturated-bins/total summary.
+// with rebinning or pooling (sum, max) and transposition, and the saturated-bins/total summary.
 // All take device pointers and a stream, check their launches, and do not synchronize.
 #pragma once
 

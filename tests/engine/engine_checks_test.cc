@@ -65,6 +65,83 @@ TEST(ReadBinsShapeTest, LargestRegionDoesNotOverflow) {
   EXPECT_EQ(ReadBinsBytes(spec), uint64_t{max} * max);
 }
 
+ReadSpec View(uint32_t rows, uint32_t cols, uint32_t out_rows, uint32_t out_cols,
+              PoolOp pool = PoolOp::kSum) {
+  ReadSpec spec = Spec(0, rows, 0, cols);
+  spec.out_rows = out_rows;
+  spec.out_cols = out_cols;
+  spec.pool = pool;
+  return spec;
+}
+
+TEST(BlockAxisTest, CellsCutAtFloorOfIExtentOverCells) {
+  // 10 bins into 4 cells: floor(0), floor(2.5), floor(5), floor(7.5), floor(10).
+  const BlockAxis axis{10, 1, 4};
+  EXPECT_EQ(axis.count(), 4u);
+  const uint64_t begins[] = {0, 2, 5, 7}, ends[] = {2, 5, 7, 10};
+  for (uint64_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(axis.begin(i), begins[i]) << i;
+    EXPECT_EQ(axis.end(i), ends[i]) << i;
+  }
+  EXPECT_EQ(axis.largest_block(), 3u);
+}
+
+TEST(BlockAxisTest, CellsTileTheExtentWithFloorOrCeilSizes) {
+  const uint32_t max = std::numeric_limits<uint32_t>::max();
+  for (auto [extent, cells] : {std::pair<uint32_t, uint32_t>{8192, 1000}, {8192, 1024}, {256, 255},
+                               {7, 7}, {1, 1}, {1000, 1}, {max, 3}, {max, max - 1}}) {
+    const BlockAxis axis{extent, 1, cells};
+    const uint64_t small = extent / cells, large = (uint64_t{extent} + cells - 1) / cells;
+    EXPECT_EQ(axis.begin(0), 0u);
+    // Large extents: the first and last thousand cells.
+    for (uint64_t i = 0; i < cells; i = (i == 999 && cells > 2000) ? cells - 1000 : i + 1) {
+      const uint64_t size = axis.end(i) - axis.begin(i);
+      EXPECT_TRUE(size == small || size == large) << extent << " / " << cells << " cell " << i;
+      if (i + 1 < cells) EXPECT_EQ(axis.begin(i + 1), axis.end(i)) << extent << " / " << cells;
+    }
+    EXPECT_EQ(axis.end(cells - 1), extent);
+    EXPECT_EQ(axis.largest_block(), large);
+  }
+}
+
+TEST(ReadBinsShapeTest, PooledViewsHaveTheirOutSize) {
+  const ReadSpec sum = View(256, 8192, 100, 1000);
+  EXPECT_EQ(ReadBinsRows(sum), 100u);
+  EXPECT_EQ(ReadBinsCols(sum), 1000u);
+  EXPECT_EQ(ReadBinsType(sum), DType::kU32);
+  EXPECT_EQ(ReadBinsBytes(sum), 100u * 1000u * 4u);
+  const ReadSpec max = View(256, 8192, 100, 1000, PoolOp::kMax);
+  EXPECT_EQ(ReadBinsType(max), DType::kU8);
+  EXPECT_EQ(ReadBinsBytes(max), 100u * 1000u);
+  EXPECT_FALSE(ReadBinsAsStored(max));
+  EXPECT_TRUE(ReadBinsAsStored(View(256, 8192, 256, 8192, PoolOp::kMax)));
+  ReadSpec one_dimension = View(256, 8192, 0, 1000);  // rows by factor 2, cols to 1000
+  one_dimension.row_factor = 2;
+  one_dimension.transpose = true;
+  EXPECT_EQ(ReadBinsRows(one_dimension), 1000u);
+  EXPECT_EQ(ReadBinsCols(one_dimension), 128u);
+}
+
+TEST(CheckReadSpecTest, PooledViewsAreAtMostTheRegionAndCutOneWay) {
+  const HistogramShape shape{256, 8192, 255};
+  EXPECT_TRUE(CheckReadSpec(shape, View(256, 8192, 256, 8192)).ok());
+  EXPECT_TRUE(CheckReadSpec(shape, View(256, 8192, 1, 1)).ok());
+  ExpectInvalid(CheckReadSpec(shape, View(256, 8192, 257, 10)), "out_rows 257 exceeds");
+  ExpectInvalid(CheckReadSpec(shape, View(256, 8192, 10, 8193)), "out_cols 8193 exceeds");
+  ReadSpec both = View(256, 8192, 10, 10);
+  both.row_factor = 3;
+  ExpectInvalid(CheckReadSpec(shape, both), "out_rows 10 and a rows factor of 3");
+}
+
+TEST(CheckReadSpecTest, PooledSumsThatCouldOverflowU32AreRefusedAndMaximaAreNot) {
+  const HistogramShape shape{8192, 8192, 255};
+  // One block of 2^26 bins at 255 sums past 2^32; its maximum is one byte.
+  ExpectInvalid(CheckReadSpec(shape, View(8192, 8192, 1, 1)), "uint32");
+  EXPECT_TRUE(CheckReadSpec(shape, View(8192, 8192, 1, 1, PoolOp::kMax)).ok());
+  // 8192 / 3 -> blocks of up to 2731 x 2731 bins: 7.46e6 x 255 < 2^32.
+  EXPECT_TRUE(CheckReadSpec(shape, View(8192, 8192, 3, 3)).ok());
+}
+
 TEST(CheckHistogramShapeTest, AcceptsSmallestAndLargest) {
   EXPECT_TRUE(CheckHistogramShape(HistogramShape{1, 1, 1}).ok());
   EXPECT_TRUE(CheckHistogramShape(HistogramShape{256, 8192, 255}).ok());

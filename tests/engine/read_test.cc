@@ -37,7 +37,9 @@ class ReadTest : public testing::EngineTest {
     SCOPED_TRACE(::testing::Message()
                  << "region rows [" << spec.region.row_begin << ", " << spec.region.row_end
                  << ") cols [" << spec.region.col_begin << ", " << spec.region.col_end
-                 << ") factors " << spec.row_factor << " x " << spec.col_factor
+                 << ") factors " << spec.row_factor << " x " << spec.col_factor << " out "
+                 << spec.out_rows << " x " << spec.out_cols
+                 << (spec.pool == PoolOp::kMax ? " max" : " sum")
                  << (spec.transpose ? " transposed" : ""));
     const uint64_t bytes = ReadBinsBytes(spec);
     // One guard byte past the end catches writes out of bounds.
@@ -67,6 +69,16 @@ ReadSpec Spec(uint32_t r0, uint32_t r1, uint32_t c0, uint32_t c1, uint32_t rf, u
   spec.row_factor = rf;
   spec.col_factor = cf;
   spec.transpose = transpose;
+  return spec;
+}
+
+// A pooled view: the region cut into exactly out_rows x out_cols blocks.
+ReadSpec View(uint32_t r0, uint32_t r1, uint32_t c0, uint32_t c1, uint32_t out_rows,
+              uint32_t out_cols, PoolOp pool, bool transpose) {
+  ReadSpec spec = Spec(r0, r1, c0, c1, 1, 1, transpose);
+  spec.out_rows = out_rows;
+  spec.out_cols = out_cols;
+  spec.pool = pool;
   return spec;
 }
 
@@ -127,6 +139,82 @@ TEST_P(ReadTest, RebinningSaturatedBinsSumsBeyondOneByte) {
   EXPECT_EQ(out[0], 64u * 64u * 255u);
 }
 
+TEST_P(ReadTest, PooledViewsOfRandomRegionsSizesAndPools) {
+  HISTD_SEEDED_RNG(rng);
+  std::vector<uint8_t> bins;
+  const uint32_t rows = 97, cols = 301;
+  auto h = Random(rng, rows, cols, 200, &bins);
+  ASSERT_NE(h, nullptr);
+  for (int trial = 0; trial < 200; ++trial) {
+    const uint32_t r0 = rng() % rows, c0 = rng() % cols;
+    const uint32_t r1 = r0 + 1 + rng() % (rows - r0), c1 = c0 + 1 + rng() % (cols - c0);
+    // Sizes 1, the whole extent, and anything between (mostly non-integer ratios); an out
+    // size of 0 cuts that dimension by factor (1 or random).
+    const uint32_t out_rows = trial % 7 == 0 ? 0 : trial % 5 == 0 ? r1 - r0 : 1 + rng() % (r1 - r0);
+    const uint32_t out_cols = trial % 11 == 0 ? 0 : trial % 3 == 0 ? 1 : 1 + rng() % (c1 - c0);
+    const PoolOp pool = trial % 2 == 0 ? PoolOp::kSum : PoolOp::kMax;
+    ReadSpec spec = View(r0, r1, c0, c1, out_rows, out_cols, pool, rng() % 2 == 1);
+    if (out_cols == 0) spec.col_factor = 1 + rng() % 13;
+    ExpectRead(*h, bins, spec);
+  }
+}
+
+TEST_P(ReadTest, PooledViewOfTheWaferShapeToScreenSizes) {
+  HISTD_SEEDED_RNG(rng);
+  std::vector<uint8_t> bins;
+  const uint32_t rows = 256, cols = 8192;
+  auto h = Random(rng, rows, cols, 255, &bins);
+  ASSERT_NE(h, nullptr);
+  for (PoolOp pool : {PoolOp::kSum, PoolOp::kMax}) {
+    ExpectRead(*h, bins, View(0, rows, 0, cols, 256, 1024, pool, false));  // 1 x 8 blocks
+    ExpectRead(*h, bins, View(0, rows, 0, cols, 100, 1000, pool, false));  // 2.56 x 8.192
+    ExpectRead(*h, bins, View(0, rows, 0, cols, 1, 1, pool, false));        // one block
+    ExpectRead(*h, bins, View(10, 74, 1000, 1300, 64, 300, pool, true));    // one bin each
+    ExpectRead(*h, bins, View(rows - 1, rows, cols - 3, cols, 1, 2, pool, false));  // last bins
+  }
+}
+
+TEST_P(ReadTest, MaxPoolingByFactorKeepsOneByte) {
+  HISTD_SEEDED_RNG(rng);
+  std::vector<uint8_t> bins;
+  auto h = Random(rng, 33, 31, 7, &bins);
+  ASSERT_NE(h, nullptr);
+  ReadSpec spec = Spec(0, 33, 0, 31, 4, 5, false);
+  spec.pool = PoolOp::kMax;
+  EXPECT_EQ(ReadBinsType(spec), DType::kU8);
+  ExpectRead(*h, bins, spec);
+  spec.transpose = true;
+  ExpectRead(*h, bins, spec);
+}
+
+TEST_P(ReadTest, PooledViewOfAHotBinAndASaturatedBin) {
+  // Sum pooling adds a block's bins; max pooling shows a saturated bin at cap however many
+  // empty bins share its block.
+  auto h = NewHistogram(engine(), 64, 1000, 9);
+  ASSERT_NE(h, nullptr);
+  std::vector<uint8_t> bins(64 * 1000, 0);
+  bins[5 * 1000 + 500] = 9;  // saturated
+  bins[60 * 1000 + 2] = 3;
+  bins[61 * 1000 + 3] = 4;
+  std::mt19937_64 rng(2);
+  FillHistogram(engine(), *h, bins, rng);
+  // 64 x 1000 to 3 x 7: rows [0, 21) [21, 42) [42, 64); cols [0, 142) [142, 285) [285, 428)
+  // [428, 571) ...
+  std::vector<uint32_t> sums(3 * 7), maxima(3 * 7, 0);
+  ASSERT_TRUE(engine().ReadBins(*h, View(0, 64, 0, 1000, 3, 7, PoolOp::kSum, false),
+                                sums.data()).ok());
+  std::vector<uint8_t> max_bytes(3 * 7);
+  ASSERT_TRUE(engine().ReadBins(*h, View(0, 64, 0, 1000, 3, 7, PoolOp::kMax, false),
+                                max_bytes.data()).ok());
+  std::vector<uint32_t> expected_sums(3 * 7, 0), expected_max(3 * 7, 0);
+  expected_sums[0 * 7 + 3] = 9;
+  expected_sums[2 * 7 + 0] = 7;
+  expected_max[0 * 7 + 3] = 9;
+  expected_max[2 * 7 + 0] = 4;
+  EXPECT_EQ(sums, expected_sums);
+  EXPECT_EQ(std::vector<uint32_t>(max_bytes.begin(), max_bytes.end()), expected_max);
+}
+
 TEST_P(ReadTest, BadSpecsAreInvalidArgument) {
   auto h = NewHistogram(engine(), 256, 16, 255);
   ASSERT_NE(h, nullptr);
@@ -138,6 +226,22 @@ TEST_P(ReadTest, BadSpecsAreInvalidArgument) {
   EXPECT_EQ(engine().ReadBins(*h, Spec(0, 1, 5, 4, 1, 1, false), out.data()).code(),
             absl::StatusCode::kInvalidArgument);  // cols end before they begin (0:0 is empty)
   EXPECT_EQ(engine().ReadBins(*h, Spec(0, 1, 0, 1, 0, 1, false), out.data()).code(),
+            absl::StatusCode::kInvalidArgument);
+  // A pooled view larger than its region, or given with a factor too.
+  s = engine().ReadBins(*h, View(0, 10, 0, 16, 11, 16, PoolOp::kSum, false), out.data());
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(std::string(s.message()).find("out_rows 11 exceeds the region's 10 rows"),
+            std::string::npos) << s;
+  ReadSpec both = View(0, 10, 0, 16, 5, 4, PoolOp::kSum, false);
+  both.col_factor = 2;
+  s = engine().ReadBins(*h, both, out.data());
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(std::string(s.message()).find("out_cols 4 and a cols factor of 2"),
+            std::string::npos) << s;
+  EXPECT_EQ(engine().ReadBins(*h, View(0, 0, 0, 16, 1, 4, PoolOp::kSum, false), out.data()).code(),
+            absl::StatusCode::kInvalidArgument);  // an empty region has no block to pool
+  EXPECT_EQ(engine().ReadBins(*h, View(0, 10, 0, 16, 5, 4, static_cast<PoolOp>(7), false),
+                              out.data()).code(),
             absl::StatusCode::kInvalidArgument);
 }
 

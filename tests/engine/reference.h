@@ -60,20 +60,37 @@ inline CoordOutcome BinCoords(const std::vector<float>& xy, const HistogramShape
   return out;
 }
 
+// The output block of bin b (0-based in the region) along one dimension of `extent` bins:
+// b / factor when cut by factor; when cut into n cells, the cell i with
+// floor(i extent / n) <= b < floor((i + 1) extent / n), which is ((b + 1) n - 1) / extent
+// (i extent / n < b + 1 <=> i < (b + 1) n / extent). Scatters bins to cells where the
+// engines gather cells' bins, so the two do not share a formula.
+inline uint64_t CellOfBin(uint64_t b, uint64_t extent, uint32_t factor, uint32_t cells) {
+  if (cells == 0) return b / factor;
+  return ((b + 1) * cells - 1) / extent;
+}
+
 // ReadBins' output for a stored histogram `bins` (see ReadSpec), as uint32 whatever the
-// output type (u8 values are the bins themselves).
+// output type (u8 values are the bins or block maxima).
 inline std::vector<uint32_t> ReadBins(const std::vector<uint8_t>& bins, const HistogramShape& shape,
                                       const ReadSpec& spec) {
   const Region& g = spec.region;
-  const uint64_t out_rows = (g.rows() + spec.row_factor - 1) / spec.row_factor;
-  const uint64_t out_cols = (g.cols() + spec.col_factor - 1) / spec.col_factor;
+  const uint64_t out_rows = spec.out_rows != 0 ? spec.out_rows
+                                               : (g.rows() + spec.row_factor - 1) / spec.row_factor;
+  const uint64_t out_cols = spec.out_cols != 0 ? spec.out_cols
+                                               : (g.cols() + spec.col_factor - 1) / spec.col_factor;
   std::vector<uint32_t> out(out_rows * out_cols, 0);
   for (uint64_t r = g.row_begin; r < g.row_end; ++r) {
     for (uint64_t c = g.col_begin; c < g.col_end; ++c) {
-      const uint64_t i = (r - g.row_begin) / spec.row_factor;
-      const uint64_t j = (c - g.col_begin) / spec.col_factor;
+      const uint64_t i = CellOfBin(r - g.row_begin, g.rows(), spec.row_factor, spec.out_rows);
+      const uint64_t j = CellOfBin(c - g.col_begin, g.cols(), spec.col_factor, spec.out_cols);
       const uint64_t at = spec.transpose ? j * out_rows + i : i * out_cols + j;
-      out[at] += bins[r * shape.cols + c];
+      const uint8_t bin = bins[r * shape.cols + c];
+      if (spec.pool == PoolOp::kMax) {
+        out[at] = std::max<uint32_t>(out[at], bin);
+      } else {
+        out[at] += bin;
+      }
     }
   }
   return out;

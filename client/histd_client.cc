@@ -73,12 +73,17 @@ HISTD_UNARY(histograms_, GetServerStats, GetServerStatsRequest, ServerStats)
 HISTD_UNARY(histograms_, WriteSnapshot, WriteSnapshotRequest, WriteSnapshotResponse)
 HISTD_UNARY(query_, Project, ProjectRequest, ProjectResponse)
 HISTD_UNARY(query_, Cdf, CdfRequest, CdfResponse)
+HISTD_UNARY(query_, Render, RenderRequest, RenderResponse)
 HISTD_UNARY(query_, Quantiles, QuantilesRequest, QuantilesResponse)
 HISTD_UNARY(compute_, Reduce, ReduceRequest, ReduceResponse)
 HISTD_UNARY(compute_, Scan, ScanRequest, ScanResponse)
 HISTD_UNARY(compute_, Transpose, TransposeRequest, TransposeResponse)
 HISTD_UNARY(compute_, Matmul, MatmulRequest, MatmulResponse)
 #undef HISTD_UNARY
+
+std::unique_ptr<WatchStream> Client::Watch(const histd::v1::WatchRequest& request) {
+  return std::make_unique<WatchStream>(*query_, request, options_.wait_for_ready);
+}
 
 absl::Status CheckQueryHeader(const histd::v1::QueryChunk& first) {
   absl::StatusOr<uint64_t> bytes = ArrayByteLength(first.dtype(), first.rows(), first.cols());

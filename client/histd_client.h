@@ -4,7 +4,8 @@
 // an absl::Status with the same code and message (see grpc_status.h). Query() reassembles
 // the chunked QueryChunk stream into one QueryResult and checks that the chunks are
 // contiguous and add up to total_bytes; ReadAndResetHistogram() does the same for its chunks. Nothing is retried: an error is returned as is.
-// Streaming ingest lives in ingest_stream.h (OpenIngestStream below).
+// Streaming ingest lives in ingest_stream.h (OpenIngestStream below), Watch streams in
+// watch_stream.h.
 //
 // Thread safety: a Client is safe to use from many threads at once (each call has its own
 // grpc::ClientContext; the channel and stubs are thread-safe).
@@ -18,6 +19,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "client/ingest_stream.h"
+#include "client/watch_stream.h"
 #include "histd/v1/compute.grpc.pb.h"
 #include "histd/v1/histograms.grpc.pb.h"
 #include "histd/v1/ingest.grpc.pb.h"
@@ -91,6 +93,10 @@ class Client {
   absl::StatusOr<histd::v1::CdfResponse> Cdf(const histd::v1::CdfRequest& request);
   absl::StatusOr<histd::v1::QuantilesResponse> Quantiles(
       const histd::v1::QuantilesRequest& request);
+  // A PNG heatmap (RenderResponse.png) of a histogram or a region.
+  absl::StatusOr<histd::v1::RenderResponse> Render(const histd::v1::RenderRequest& request);
+  // Follows a histogram's pooled view (see watch_stream.h); no deadline.
+  std::unique_ptr<WatchStream> Watch(const histd::v1::WatchRequest& request);
 
   // Compute service.
   absl::StatusOr<histd::v1::ReduceResponse> Reduce(const histd::v1::ReduceRequest& request);

@@ -95,6 +95,12 @@ ABSL_FLAG(absl::Duration, snapshot_interval, kDefaults.snapshot.interval,
           "also write the snapshot this often while serving (0: only at shutdown)");
 ABSL_FLAG(uint64_t, query_chunk_bytes, kDefaults.query.chunk_bytes,
           "data bytes per QueryChunk when the request does not say");
+ABSL_FLAG(uint32_t, max_render_pixels, kDefaults.render.max_pixels,
+          "largest width or height of a render, and rows or cols of a watched view");
+ABSL_FLAG(absl::Duration, min_watch_interval, kDefaults.render.min_watch_interval,
+          "shortest interval a Watch may ask for");
+ABSL_FLAG(absl::Duration, watch_stall_timeout, kDefaults.render.watch_stall_timeout,
+          "cancel a Watch whose client leaves an update unread this long");
 ABSL_FLAG(int, rpc_workers, kDefaults.rpc_workers,
           "threads running engine calls for unary RPCs and queries");
 ABSL_FLAG(absl::Duration, grpc_keepalive_time, kDefaults.connections.keepalive_time,
@@ -249,6 +255,9 @@ int main(int argc, char** argv) {
   options.snapshot.path = absl::GetFlag(FLAGS_snapshot_path);
   options.snapshot.interval = absl::GetFlag(FLAGS_snapshot_interval);
   options.query.chunk_bytes = absl::GetFlag(FLAGS_query_chunk_bytes);
+  options.render.max_pixels = absl::GetFlag(FLAGS_max_render_pixels);
+  options.render.min_watch_interval = absl::GetFlag(FLAGS_min_watch_interval);
+  options.render.watch_stall_timeout = absl::GetFlag(FLAGS_watch_stall_timeout);
   options.rpc_workers = absl::GetFlag(FLAGS_rpc_workers);
   options.shutdown_grace = absl::GetFlag(FLAGS_shutdown_grace);
   options.connections.keepalive_time = absl::GetFlag(FLAGS_grpc_keepalive_time);
@@ -289,6 +298,9 @@ int main(int argc, char** argv) {
        {"snapshot_path", o.snapshot.path},
        {"snapshot_interval", absl::FormatDuration(o.snapshot.interval)},
        {"query_chunk_bytes", o.query.chunk_bytes},
+       {"max_render_pixels", o.render.max_pixels},
+       {"min_watch_interval", absl::FormatDuration(o.render.min_watch_interval)},
+       {"watch_stall_timeout", absl::FormatDuration(o.render.watch_stall_timeout)},
        {"rpc_workers", o.rpc_workers},
        {"shutdown_grace", absl::FormatDuration(o.shutdown_grace)},
        {"grpc_keepalive_time", absl::FormatDuration(c.keepalive_time)},

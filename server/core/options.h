@@ -140,6 +140,16 @@ struct Options {
     absl::Duration max_connection_age_grace = absl::InfiniteDuration();
   } connections;
 
+  // Renders (PNG heatmaps) and Watch streams of pooled views (docs/rendering.md).
+  struct Render {
+    // Largest width or height of a render, and rows or cols of a watched view.
+    uint32_t max_pixels = 4096;
+    // Shortest interval a Watch may ask for.
+    absl::Duration min_watch_interval = absl::Milliseconds(100);
+    // A Watch whose client leaves an update unread this long is cancelled.
+    absl::Duration watch_stall_timeout = absl::Seconds(30);
+  } render;
+
   // Threads that run engine calls for unary RPCs and query reads, so that no gRPC callback
   // thread ever blocks on the engine.
   int rpc_workers = 4;

@@ -1,10 +1,12 @@
 #include "server/grpc/proto_convert.h"
 
+#include <algorithm>
 #include <cstring>
 #include <limits>
 #include <utility>
 
 #include "absl/strings/str_format.h"
+#include "server/core/pooled_view.h"
 
 namespace histd::server {
 
@@ -122,6 +124,53 @@ ReadSpec ReadSpecFromProto(const v1::QueryRequest& request, const HistogramShape
   spec.row_factor = request.row_factor() == 0 ? 1 : request.row_factor();
   spec.col_factor = request.col_factor() == 0 ? 1 : request.col_factor();
   spec.transpose = request.transpose();
+  return spec;
+}
+
+absl::StatusOr<PoolOp> PoolFromProto(v1::Pool pool) {
+  switch (pool) {
+    case v1::POOL_UNSPECIFIED:
+    case v1::POOL_SUM: return PoolOp::kSum;
+    case v1::POOL_MAX: return PoolOp::kMax;
+    default: break;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrFormat("pool must be POOL_SUM or POOL_MAX, got %d", static_cast<int>(pool)));
+}
+
+Region RegionFromProto(const v1::Region& r) {
+  return Region{r.row_begin(), r.row_end(), r.col_begin(), r.col_end()};
+}
+
+void RegionToProto(const Region& region, v1::Region* proto) {
+  proto->set_row_begin(region.row_begin);
+  proto->set_row_end(region.row_end);
+  proto->set_col_begin(region.col_begin);
+  proto->set_col_end(region.col_end);
+}
+
+absl::StatusOr<RenderSpec> RenderSpecFromProto(const v1::RenderRequest& request,
+                                               const HistogramShape& shape) {
+  RenderSpec spec;
+  spec.name = request.name();
+  spec.region = RegionFromProto(request.region());
+  absl::StatusOr<PoolOp> pool = PoolFromProto(request.pool());
+  if (!pool.ok()) return pool.status();
+  spec.pool = *pool;
+  switch (request.scale()) {
+    case v1::SCALE_UNSPECIFIED:
+    case v1::SCALE_LINEAR: spec.heatmap.scale = ColorScale::kLinear; break;
+    case v1::SCALE_LOG: spec.heatmap.scale = ColorScale::kLog; break;
+    default:
+      return absl::InvalidArgumentError(absl::StrFormat(
+          "scale must be SCALE_LINEAR or SCALE_LOG, got %d", static_cast<int>(request.scale())));
+  }
+  const Region region = ResolveRegion(spec.region, shape);
+  spec.heatmap.width = request.width() != 0 ? request.width() : std::clamp(region.cols(), 1u, 1024u);
+  spec.heatmap.height = request.height() != 0 ? request.height() : std::clamp(region.rows(), 1u, 1024u);
+  if (request.has_zmin()) spec.heatmap.zmin = request.zmin();
+  if (request.has_zmax()) spec.heatmap.zmax = request.zmax();
+  spec.heatmap.frame = !request.bare();
   return spec;
 }
 

@@ -20,6 +20,7 @@
 #include "engine/engine.h"
 #include "server/core/histogram_proto.h"
 #include "server/core/histogram_store.h"
+#include "server/core/render.h"
 
 namespace histd::server {
 
@@ -41,5 +42,14 @@ void ArrayToProto(HostArray array, v1::Array* proto);
 // All-zero region = the whole histogram; factors 0 mean 1. The result is not yet checked
 // against the shape (CheckReadSpec does that).
 ReadSpec ReadSpecFromProto(const v1::QueryRequest& request, const HistogramShape& shape);
+
+// POOL_UNSPECIFIED is POOL_SUM.
+absl::StatusOr<PoolOp> PoolFromProto(v1::Pool pool);
+// As given (all zero means the whole histogram: ResolveRegion in server/pooled_view.h).
+Region RegionFromProto(const v1::Region& region);
+void RegionToProto(const Region& region, v1::Region* proto);
+// The render a RenderRequest asks for; width or height 0: the region's bins, at most 1024.
+absl::StatusOr<RenderSpec> RenderSpecFromProto(const v1::RenderRequest& request,
+                                               const HistogramShape& shape);
 
 }  // namespace histd::server

@@ -7,6 +7,8 @@
 
 #include "absl/strings/str_format.h"
 #include "server/core/histogram_queries.h"
+#include "server/core/render.h"
+#include "server/grpc/proto_convert.h"
 #include "server/grpc/query_stream.h"
 #include "server/grpc/status_util.h"
 #include "server/grpc/unary_reactor.h"
@@ -142,6 +144,43 @@ grpc::ServerUnaryReactor* QueryService::Quantiles(grpc::CallbackServerContext* c
     response->set_total(total);
     return absl::OkStatus();
   });
+}
+
+grpc::ServerUnaryReactor* QueryService::Render(grpc::CallbackServerContext* context,
+                                               const v1::RenderRequest* request,
+                                               v1::RenderResponse* response) {
+  absl::StatusOr<ConcurrencyLimit::Permit> permit = ctx_.queries.TryAcquire();
+  if (!permit.ok()) return Refused(context, permit.status());
+  return RunOnWorkers(context, *ctx_.workers,
+                      [this, request, response,
+                       permit = std::make_shared<ConcurrencyLimit::Permit>(
+                           *std::move(permit))]() -> absl::Status {
+    absl::StatusOr<std::shared_ptr<HistogramEntry>> entry = ctx_.store->Find(request->name());
+    if (!entry.ok()) return entry.status();
+    absl::StatusOr<RenderSpec> spec = RenderSpecFromProto(*request, (*entry)->spec().shape);
+    if (!spec.ok()) return spec.status();
+    absl::StatusOr<RenderedPng> png = RenderHistogram(*ctx_.engine, *ctx_.store, *ctx_.host_budget,
+                                                      *spec, ctx_.options->render.max_pixels);
+    if (!png.ok()) return png.status();
+    const uint64_t limit = static_cast<uint64_t>(ctx_.options->limits.max_message_bytes);
+    if (png->png.size() > limit - kResponseHeaderRoom) {
+      return absl::ResourceExhaustedError(absl::StrFormat(
+          "the %d x %d PNG of '%s' has %d bytes, more than --max_message_bytes=%d allows",
+          png->width, png->height, request->name(), png->png.size(), limit));
+    }
+    response->set_png(std::move(png->png));
+    response->set_width(png->width);
+    response->set_height(png->height);
+    RegionToProto(png->region, response->mutable_region());
+    response->set_zmin(png->z.zmin);
+    response->set_zmax(png->z.zmax);
+    return absl::OkStatus();
+  });
+}
+
+grpc::ServerWriteReactor<v1::WatchUpdate>* QueryService::Watch(grpc::CallbackServerContext* context,
+                                                               const v1::WatchRequest* request) {
+  return StartWatchStream(context, ctx_, watches_, *request);
 }
 
 }  // namespace histd::server

@@ -8,11 +8,14 @@
 // Projections are Engine::Reduce (SUM collapsing a Dim) on the resident histogram; a CDF is
 // Engine::Scan of the projection; quantiles interpolate linearly inside the bin where the
 // CDF reaches p * total.
+// Render draws a PNG heatmap of a pooled view (server/core/render.h); Watch streams a pooled view
+// when it changes (server/grpc/watch_stream.h). Both count against --max_concurrent_queries.
 // Thread safety: gRPC calls the methods concurrently; all state lives in ServiceContext.
 #pragma once
 
 #include "histd/v1/query.grpc.pb.h"
 #include "server/core/service_context.h"
+#include "server/grpc/watch_stream.h"
 
 namespace histd::server {
 
@@ -30,9 +33,19 @@ class QueryService final : public v1::Query::CallbackService {
   grpc::ServerUnaryReactor* Quantiles(grpc::CallbackServerContext* context,
                                       const v1::QuantilesRequest* request,
                                       v1::QuantilesResponse* response) override;
+  grpc::ServerUnaryReactor* Render(grpc::CallbackServerContext* context,
+                                   const v1::RenderRequest* request,
+                                   v1::RenderResponse* response) override;
+  grpc::ServerWriteReactor<v1::WatchUpdate>* Watch(grpc::CallbackServerContext* context,
+                                                   const v1::WatchRequest* request) override;
+
+  // Ends every Watch stream (UNAVAILABLE) and refuses new ones; before the gRPC server's
+  // Shutdown, which would otherwise wait out the grace period for them.
+  void BeginShutdown() { watches_.BeginShutdown(); }
 
  private:
   ServiceContext& ctx_;
+  WatchRegistry watches_;
 };
 
 }  // namespace histd::server

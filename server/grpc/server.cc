@@ -282,6 +282,7 @@ void HistdServer::Shutdown(absl::Duration grace) {
   // get their last acknowledgements and finish.
   pipeline_->BeginDrain();
   ingest_service_->BeginShutdown();
+  query_service_->BeginShutdown();  // Watch streams end UNAVAILABLE
   // Ingest streams first: gRPC's Shutdown would end their pending reads, and a message a
   // producer had already written would then never be read nor acknowledged.
   const absl::Time deadline = absl::Now() + grace;

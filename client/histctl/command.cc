@@ -17,6 +17,7 @@ const std::vector<Command>& Commands() {
     AddHistogramCommands(list);
     AddIngestCommand(list);
     AddQueryCommands(list);
+    AddViewCommands(list);
     AddComputeCommands(list);
     return list;
   }();

@@ -56,6 +56,7 @@ const std::vector<Command>& Commands();
 void AddHistogramCommands(std::vector<Command>* commands);
 void AddIngestCommand(std::vector<Command>* commands);
 void AddQueryCommands(std::vector<Command>* commands);
+void AddViewCommands(std::vector<Command>* commands);
 void AddComputeCommands(std::vector<Command>* commands);
 
 // Declares --server, --timeout, --max_message_mib, --wait_for_ready and --help.

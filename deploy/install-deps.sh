@@ -8,7 +8,7 @@
 # llvm (llvm-symbolizer, for readable sanitizer stacks) serve deploy/test-sanitize.sh.
 set -euo pipefail
 if [ "${1:-}" = "--runtime" ]; then
-  packages=(ca-certificates libgrpc++1.51 libgrpc29 libprotobuf32 libabsl20220623)
+  packages=(ca-certificates libgrpc++1.51 libgrpc29 libprotobuf32 libabsl20220623 libpng16-16)
 else
   packages=(
     build-essential cmake pkg-config ca-certificates
@@ -16,6 +16,7 @@ else
     libabsl-dev libgtest-dev libgmock-dev
     libgmp-dev
     nlohmann-json3-dev
+    libpng-dev
     clang libclang-rt-14-dev llvm
     python3 python3-venv python3-pip
   )

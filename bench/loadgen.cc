@@ -80,6 +80,12 @@ ABSL_FLAG(double, seconds, 10, "measured seconds per run");
 ABSL_FLAG(double, warmup_seconds, 1, "unmeasured seconds before each run's window");
 ABSL_FLAG(int, max_in_flight, 32, "written but unacknowledged messages per producer");
 ABSL_FLAG(int, query_interval_ms, 100, "pause between whole-histogram queries; < 0: none");
+ABSL_FLAG(std::string, render, "",
+          "the querier renders instead of reading: whole (each histogram) or zoom (its rows "
+          "[rows/4, 3 rows/4) x cols [cols/4, cols/2)), to --render_width x --render_height "
+          "pixels (bare heatmaps); needs --sink=false (the sink has no Render)");
+ABSL_FLAG(uint32_t, render_width, 1024, "heatmap pixels across (--render)");
+ABSL_FLAG(uint32_t, render_height, 256, "heatmap pixels down (--render)");
 ABSL_FLAG(double, load_fraction, 0,
           "> 0: after each full-load histd run, a paced run at this fraction of its rate "
           "(e.g. 0.5 for the ack latency at half of peak load)");
@@ -407,6 +413,29 @@ int Main() {
   base.samples_per_s_per_producer = absl::GetFlag(FLAGS_target_samples_per_s);
   const int query_interval_ms = absl::GetFlag(FLAGS_query_interval_ms);
   base.query_interval = absl::Milliseconds(std::max(0, query_interval_ms));
+  const std::string render = absl::GetFlag(FLAGS_render);
+  if (!render.empty()) {
+    if (render != "whole" && render != "zoom") {
+      std::fprintf(stderr, "loadgen: --render must be whole or zoom, got '%s'\n", render.c_str());
+      return 2;
+    }
+    if (absl::GetFlag(FLAGS_sink)) {
+      std::fprintf(stderr, "loadgen: --render needs --sink=false (the bare sink has no Render)\n");
+      return 2;
+    }
+    histd::v1::RenderRequest request;
+    request.set_width(absl::GetFlag(FLAGS_render_width));
+    request.set_height(absl::GetFlag(FLAGS_render_height));
+    request.set_bare(true);
+    if (render == "zoom") {
+      const uint32_t r = absl::GetFlag(FLAGS_rows), c = absl::GetFlag(FLAGS_cols);
+      request.mutable_region()->set_row_begin(r / 4);
+      request.mutable_region()->set_row_end(3 * r / 4);
+      request.mutable_region()->set_col_begin(c / 4);
+      request.mutable_region()->set_col_end(c / 2);
+    }
+    base.render = request;
+  }
 
   std::vector<int> configs;
   for (int producers : absl::GetFlag(FLAGS_sweep) ? std::vector<int>{1, 2, 4, 8}
@@ -513,11 +542,16 @@ int Main() {
               names.size(), absl::GetFlag(FLAGS_rows), absl::GetFlag(FLAGS_cols),
               absl::GetFlag(FLAGS_cap), absl::GetFlag(FLAGS_warmup_seconds),
               absl::GetFlag(FLAGS_seconds), base.max_in_flight,
-              query_interval_ms >= 0
-                  ? absl::StrFormat("one querier reading a whole histogram every %d ms (the "
-                                    "sink's rows: its zero histograms of the same shape)",
+              query_interval_ms < 0 ? "no queries"
+              : base.render
+                  ? absl::StrFormat("one querier rendering %s histogram to a %u x %u PNG every "
+                                    "%d ms (query latency: the Render RPC's)",
+                                    render == "zoom" ? "a quarter of a" : "a whole",
+                                    base.render->width(), base.render->height(),
                                     query_interval_ms).c_str()
-                  : "no queries");
+                  : absl::StrFormat("one querier reading a whole histogram every %d ms (the "
+                                    "sink's rows: its zero histograms of the same shape)",
+                                    query_interval_ms).c_str());
   std::printf("| config (producers x message) | target | samples/s | GB/s | ack latency p50 / p99 "
               "(ms) | query latency p50 / p99 (ms) | ratio to sink | CPU cores | CPU s per GB |\n");
   std::printf("|---|---|---:|---:|---:|---:|---:|---:|---:|\n");

@@ -199,14 +199,31 @@ class Producer {
   bool reader_done_ ABSL_GUARDED_BY(mu_) = false;
 };
 
-// Reads whole histograms round robin until the window ends.
+// Reads (or renders) whole histograms round robin until the window ends.
 void QueryLoop(const LoadSpec& spec, const Window& w, LoadResult* out) {
   client::ClientOptions options;
   options.rpc_timeout = absl::Seconds(60);
   client::Client client(spec.target, options);
   for (uint64_t q = 0; NowNs() < w.end; ++q) {
+    const std::string& name = spec.query_histograms[q % spec.query_histograms.size()];
+    if (spec.render) {
+      histd::v1::RenderRequest request = *spec.render;
+      request.set_name(name);
+      const int64_t t0 = NowNs();
+      absl::StatusOr<histd::v1::RenderResponse> png = client.Render(request);
+      const int64_t t1 = NowNs();
+      if (!png.ok() || png->png().empty()) {
+        ++out->query_errors;
+        NoteError(out, absl::StrCat("render of '", name, "': ",
+                                    png.ok() ? "an empty PNG" : png.status().ToString()));
+      } else if (w.Contains(t0)) {
+        out->query_latency.Record(t1 - t0);
+      }
+      SleepUntilNs(std::min(NowNs() + absl::ToInt64Nanoseconds(spec.query_interval), w.end));
+      continue;
+    }
     histd::v1::QueryRequest request;
-    request.set_name(spec.query_histograms[q % spec.query_histograms.size()]);
+    request.set_name(name);
     const int64_t t0 = NowNs();
     absl::StatusOr<client::QueryResult> result = client.Query(request);
     const int64_t t1 = NowNs();

@@ -14,8 +14,9 @@
 //  - spec.samples_per_s_per_producer > 0 paces each producer open-loop (message k is due at
 //    start + k * interval, whatever the acks do); 0 sends as fast as the window allows.
 //  - When spec.query_histograms is not empty, a querier thread reads one whole histogram
-//    (Query RPC, every chunk) round robin, sleeping spec.query_interval between queries;
-//    latencies of queries started inside the window are recorded.
+//    (Query RPC, every chunk; or renders it, Render RPC, with spec.render) round robin,
+//    sleeping spec.query_interval between queries; latencies of queries started inside the
+//    window are recorded.
 //  - on_window_start / on_window_end run on the calling thread at the window's edges (e.g.
 //    to snapshot GetServerStats). After the window the producers half-close, collect every
 //    remaining ack and finish their streams.
@@ -28,11 +29,13 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "histd/v1/query.pb.h"
 
 namespace histd::bench {
 
@@ -72,6 +75,9 @@ struct LoadSpec {
   // Querier (histd only; empty: no querier).
   std::vector<std::string> query_histograms;
   absl::Duration query_interval = absl::Milliseconds(100);
+  // Set: the querier renders each histogram (Render RPC with this request, its name
+  // replaced) instead of reading it whole; query_latency is then the render's latency.
+  std::optional<histd::v1::RenderRequest> render;
   std::function<void()> on_window_start;
   std::function<void()> on_window_end;
 };

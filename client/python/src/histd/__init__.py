@@ -12,7 +12,7 @@ Every failed call raises a HistdError subclass carrying the gRPC status (``code`
 server's message (``details``). ``histd.aio`` has the same API for asyncio.
 """
 
-from histd._calls import Cycle
+from histd._calls import Cycle, View
 from histd._channel import DEFAULT_ADDRESS, TLS
 from histd._client import Client
 from histd._errors import (AlreadyExistsError, CancelledError, DataLossError,
@@ -30,7 +30,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "DEFAULT_ADDRESS", "TLS", "Client", "Histogram", "Producer", "Snapshot", "Axis",
-    "HistogramInfo", "ServerStats", "Cycle", "Cdf", "Quantiles", "IngestCounters", "IngestSummary",
+    "HistogramInfo", "ServerStats", "Cycle", "View", "Cdf", "Quantiles", "IngestCounters", "IngestSummary",
     "RejectedMessage", "loc", "rebin",
     "HistdError", "NotFoundError", "InvalidArgumentError", "ResourceExhaustedError",
     "UnavailableError", "FailedPreconditionError", "AlreadyExistsError",

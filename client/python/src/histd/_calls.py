@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, NamedTuple, Optional, Tuple, Union
 
+import grpc
 import numpy as np
 
 from histd import _arrays
@@ -22,7 +23,7 @@ __all__ = [
     "spec", "QueryPlan", "query_plan", "uhi_plan", "dim_of", "project_result", "cdf_result",
     "quantiles_request", "Cycle", "CycleAssembler", "quantiles_result", "array_input", "reduce_request",
     "reduce_result", "scan_request", "scan_result", "transpose_request", "transpose_result", "matmul_request",
-    "matmul_result",
+    "matmul_result", "render_request", "watch_request", "View", "view_result",
 ]
 
 
@@ -303,3 +304,73 @@ def matmul_result(response: Any, ndims: Tuple) -> np.ndarray:
         return result.reshape(-1)
     return result
 
+
+
+_POOLS = {"sum": query_pb2.POOL_SUM, "max": query_pb2.POOL_MAX}
+_SCALES = {"linear": query_pb2.SCALE_LINEAR, "log": query_pb2.SCALE_LOG}
+
+
+def _region(info: HistogramInfo, rows: RangeArg, cols: RangeArg) -> query_pb2.Region:
+    r = resolve_range(rows, info.rows, "rows")
+    c = resolve_range(cols, info.cols, "cols")
+    if r[0] == r[1] or c[0] == c[1]:
+        raise ValueError(f"rows {r[0]}:{r[1]} x cols {c[0]}:{c[1]} is empty: nothing to show")
+    return query_pb2.Region(row_begin=r[0], row_end=r[1], col_begin=c[0], col_end=c[1])
+
+
+def _pool(pool: str) -> Any:
+    if pool not in _POOLS:
+        raise ValueError(f"pool must be 'sum' or 'max', got {pool!r}")
+    return _POOLS[pool]
+
+
+def render_request(info: HistogramInfo, width: int, height: int, rows: RangeArg,
+                   cols: RangeArg, scale: str, zmin: Optional[float], zmax: Optional[float],
+                   pool: str, bare: bool) -> query_pb2.RenderRequest:
+    if scale not in _SCALES:
+        raise ValueError(f"scale must be 'linear' or 'log', got {scale!r}")
+    if width < 0 or height < 0:
+        raise ValueError(f"width and height must be >= 0, got {width} x {height}")
+    request = query_pb2.RenderRequest(
+        name=info.name, region=_region(info, rows, cols), width=width, height=height,
+        pool=_pool(pool), scale=_SCALES[scale], bare=bare)
+    if zmin is not None:
+        request.zmin = float(zmin)
+    if zmax is not None:
+        request.zmax = float(zmax)
+    return request
+
+
+def watch_request(info: HistogramInfo, shape: Tuple[int, int], rows: RangeArg, cols: RangeArg,
+                  pool: str, interval: float) -> query_pb2.WatchRequest:
+    cells_rows, cells_cols = (int(n) for n in shape)
+    if cells_rows < 1 or cells_cols < 1:
+        raise ValueError(f"shape must be at least (1, 1), got {shape!r}")
+    interval_ms = int(round(interval * 1000))
+    if interval_ms < 1:
+        raise ValueError(f"interval must be at least 0.001 s, got {interval!r}")
+    return query_pb2.WatchRequest(
+        name=info.name, region=_region(info, rows, cols), rows=cells_rows, cols=cells_cols,
+        pool=_pool(pool), interval_ms=interval_ms)
+
+
+class View(NamedTuple):
+    """One Watch update: ``values`` (rows x cols, uint32 sums or uint8 maxima of each
+    cell's bins), the histogram ``region`` ((row_begin, row_end), (col_begin, col_end)) it
+    covers, and its ``sequence`` number (1, 2, ...)."""
+
+    sequence: int
+    values: np.ndarray
+    region: Tuple[Tuple[int, int], Tuple[int, int]]
+
+
+def view_result(update: query_pb2.WatchUpdate) -> View:
+    dtype = {common_pb2.DTYPE_U32: np.dtype("<u4"), common_pb2.DTYPE_U8: np.dtype(np.uint8)}.get(
+        update.dtype)
+    if dtype is None or len(update.data) != update.rows * update.cols * dtype.itemsize:
+        raise HistdError(grpc.StatusCode.INTERNAL, f"malformed watch update {update.sequence}: "
+                         f"{update.rows} x {update.cols} of dtype {update.dtype} in "
+                         f"{len(update.data)} bytes")
+    values = np.frombuffer(update.data, dtype).reshape(update.rows, update.cols)
+    r = update.region
+    return View(update.sequence, values, ((r.row_begin, r.row_end), (r.col_begin, r.col_end)))

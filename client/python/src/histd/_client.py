@@ -185,6 +185,19 @@ class Client:
         except grpc.RpcError as e:
             raise error_from_rpc(e) from None
 
+    def _render(self, request: query_pb2.RenderRequest) -> bytes:
+        return bytes(self._call(self._query.Render, request).png)
+
+    def _watch(self, request: query_pb2.WatchRequest) -> Iterator[_calls.View]:
+        call = self._query.Watch(request, **self._config.call_kwargs(stream=True))
+        try:
+            for update in call:
+                yield _calls.view_result(update)
+        except grpc.RpcError as e:
+            raise error_from_rpc(e) from None
+        finally:
+            call.cancel()
+
     def _project(self, name: str, axis: str) -> np.ndarray:
         return _calls.project_result(self._call(
             self._query.Project, query_pb2.ProjectRequest(name=name, collapse=_calls.dim_of(axis))))

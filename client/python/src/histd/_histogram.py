@@ -11,12 +11,12 @@ Thread safety: as the Client's (handles may be used from many threads).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, Iterator, Optional, Tuple, Union
 
 import numpy as np
 
 from histd import _calls
-from histd._calls import Cycle
+from histd._calls import Cycle, View
 from histd._types import Cdf, HistogramInfo, Quantiles, Range
 from histd._view import RangeArg, Snapshot
 
@@ -138,6 +138,27 @@ class Histogram:
     def to_boost(self) -> Any:
         """A ``boost_histogram.Histogram`` (Int64 storage, axes x and y without flow bins)."""
         return self.snapshot().to_boost()
+
+    def render(self, width: int = 0, height: int = 0, *, rows: RangeArg = None,
+               cols: RangeArg = None, scale: str = "linear", zmin: Optional[float] = None,
+               zmax: Optional[float] = None, pool: str = "sum", bare: bool = False) -> bytes:
+        """A PNG heatmap drawn by the daemon (docs/rendering.md): the region pooled by the
+        engine to exactly ``width`` x ``height`` pixels (0: the region's bins, at most 1024),
+        viridis colours on a ``linear`` or ``log`` scale from ``zmin`` to ``zmax`` (default
+        0 or 1 to the largest value), saturated cells red; unless ``bare``, tick labels and a
+        colour bar around it. ``pool``: each pixel's bins summed (``sum``) or their largest
+        (``max``)."""
+        return self._client._render(_calls.render_request(
+            self._spec, width, height, rows, cols, scale, zmin, zmax, pool, bare))
+
+    def watch(self, shape: Tuple[int, int] = (256, 1024), *, rows: RangeArg = None,
+              cols: RangeArg = None, pool: str = "sum", interval: float = 1.0) -> Iterator[View]:
+        """Follows the histogram live: yields a View (``values``: the region pooled to at most
+        ``shape`` cells) at once, then each time it changes, looking every ``interval``
+        seconds. Runs until the caller stops iterating (the stream is cancelled) or the
+        daemon ends it (a HistdError: UNAVAILABLE at shutdown)."""
+        return self._client._watch(_calls.watch_request(self._spec, shape, rows, cols, pool,
+                                                        interval))
 
     def projection(self, axis: str = "x") -> np.ndarray:
         """Sums onto one axis (uint64): ``"x"`` one sum per column (``values().sum(axis=0)``),

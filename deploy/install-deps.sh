@@ -6,9 +6,12 @@
 # The CUDA toolkit is not a Debian package; when nvcc is on PATH (or in /usr/local/cuda/bin)
 # the CUDA engine and kernels are built too. clang, its runtimes (libFuzzer, ASan, UBSan) and
 # llvm (llvm-symbolizer, for readable sanitizer stacks) serve deploy/test-sanitize.sh.
+# cpp-httplib serves the daemon's HTTP endpoint (/metrics, /healthz, /readyz); prometheus is
+# the real server tests/e2e/metrics_test.sh scrapes the daemon with.
 set -euo pipefail
 if [ "${1:-}" = "--runtime" ]; then
-  packages=(ca-certificates libgrpc++1.51 libgrpc29 libprotobuf32 libabsl20220623 libpng16-16)
+  packages=(ca-certificates libgrpc++1.51 libgrpc29 libprotobuf32 libabsl20220623 libpng16-16
+            libcpp-httplib0.11)
 else
   packages=(
     build-essential cmake pkg-config ca-certificates
@@ -17,6 +20,7 @@ else
     libgmp-dev
     nlohmann-json3-dev
     libpng-dev
+    libcpp-httplib-dev prometheus
     clang libclang-rt-14-dev llvm
     python3 python3-venv python3-pip
   )

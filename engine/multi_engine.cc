@@ -50,6 +50,12 @@ class MultiEngine final : public Engine {
   explicit MultiEngine(std::vector<std::unique_ptr<Engine>> members)
       : members_(std::move(members)), bytes_(members_.size(), 0) {}
 
+  std::vector<const Engine*> members() const {
+    std::vector<const Engine*> out;
+    for (const auto& m : members_) out.push_back(m.get());
+    return out;
+  }
+
   std::string name() const override {
     std::vector<std::string> names;
     for (const auto& m : members_) names.push_back(m->name());
@@ -257,5 +263,10 @@ absl::StatusOr<std::unique_ptr<Engine>> MakeMultiEngine(std::vector<std::unique_
 }
 
 int MemberOf(const HistogramStorage& histogram) { return Unwrap(histogram).member(); }
+
+std::vector<const Engine*> MultiEngineMembers(const Engine& engine) {
+  const auto* multi = dynamic_cast<const MultiEngine*>(&engine);
+  return multi != nullptr ? multi->members() : std::vector<const Engine*>();
+}
 
 }  // namespace histd

@@ -23,4 +23,7 @@ absl::StatusOr<std::unique_ptr<Engine>> MakeMultiEngine(std::vector<std::unique_
 // Which member holds `histogram` (created by a multi engine); for tests and stats.
 int MemberOf(const HistogramStorage& histogram);
 
+// The members of `engine` when it is a multi engine, in device order; otherwise empty.
+std::vector<const Engine*> MultiEngineMembers(const Engine& engine);
+
 }  // namespace histd

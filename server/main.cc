@@ -35,6 +35,12 @@ const histd::server::Options kDefaults;
 
 ABSL_FLAG(std::string, address, kDefaults.address,
           "host:port to listen on (port 0 picks a free port; see --ready_file)");
+ABSL_FLAG(std::string, http_address, kDefaults.http.address,
+          "host:port of the HTTP endpoint: /metrics (Prometheus), /healthz, /readyz; e.g. "
+          "127.0.0.1:9440 (port 0 picks a free port); empty: none, and no metrics are counted");
+ABSL_FLAG(bool, metrics_per_histogram, kDefaults.http.per_histogram_metrics,
+          "also export one series per histogram on /metrics (samples, saturated bins): every "
+          "histogram name becomes a label value, and each scrape reads every histogram");
 ABSL_FLAG(std::string, engine, "auto", "auto (CUDA when a GPU is visible, else CPU), cpu or cuda");
 ABSL_FLAG(int, cpu_threads, kDefaults.engine.cpu_threads,
           "CPU engine worker threads; 0 = every hardware thread");
@@ -128,7 +134,8 @@ ABSL_FLAG(absl::Duration, grpc_max_connection_age_grace,
 ABSL_FLAG(absl::Duration, shutdown_grace, kDefaults.shutdown_grace,
           "on SIGTERM, how long open RPCs get before they are cancelled");
 ABSL_FLAG(std::string, ready_file, "",
-          "once listening, write the bound host:port to this file (for scripts and tests)");
+          "once listening, write the bound host:port to this file, and the HTTP endpoint's "
+          "on a second line when there is one (for scripts and tests)");
 ABSL_FLAG(std::string, log_level, "info", "info, warning, error or off");
 ABSL_FLAG(std::string, log_format, "text",
           "text (one line per event: time, level, event, key=value fields) or json (one object "
@@ -183,11 +190,13 @@ void LogGrpcMessage(gpr_log_func_args* args) {
                            {"message", args->message != nullptr ? args->message : ""}});
 }
 
-bool WriteReadyFile(const std::string& path, const std::string& address) {
+bool WriteReadyFile(const std::string& path, const std::string& address,
+                    const std::string& http_address) {
   const std::string tmp = path + ".tmp";
   {
     std::ofstream out(tmp, std::ios::trunc);
     out << address << "\n";
+    if (!http_address.empty()) out << http_address << "\n";
     if (!out.good()) return false;
   }
   return std::rename(tmp.c_str(), path.c_str()) == 0;  // readers never see half a file
@@ -230,6 +239,8 @@ int main(int argc, char** argv) {
 
   histd::server::Options options;
   options.address = absl::GetFlag(FLAGS_address);
+  options.http.address = absl::GetFlag(FLAGS_http_address);
+  options.http.per_histogram_metrics = absl::GetFlag(FLAGS_metrics_per_histogram);
   if (!ParseEngineKind(absl::GetFlag(FLAGS_engine), &options.engine.kind)) {
     histd::server::LogError("bad_flag", {{"flag", "engine"}, {"must_be", "auto, cpu or cuda"}});
     return 2;
@@ -276,6 +287,8 @@ int main(int argc, char** argv) {
       "starting",
       {{"version", HISTD_VERSION},
        {"address", o.address},
+       {"http_address", o.http.address},
+       {"metrics_per_histogram", o.http.per_histogram_metrics},
        {"engine", absl::GetFlag(FLAGS_engine)},
        {"cpu_threads", o.engine.cpu_threads},
        {"cuda_device", o.engine.cuda_device},
@@ -333,7 +346,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   const std::string ready_file = absl::GetFlag(FLAGS_ready_file);
-  if (!ready_file.empty() && !WriteReadyFile(ready_file, (*server)->address())) {
+  if (!ready_file.empty() &&
+      !WriteReadyFile(ready_file, (*server)->address(), (*server)->http_address())) {
     histd::server::LogError("ready_file_failed", {{"path", ready_file}});
     (*server)->Shutdown(absl::ZeroDuration());
     return 1;

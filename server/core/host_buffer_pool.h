@@ -12,7 +12,9 @@
 // Thread safety: thread-safe. Every lease must be destroyed before the pool.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -46,6 +48,8 @@ class HostBufferPool {
       : engine_(engine), buffer_bytes_(buffer_bytes), max_idle_(max_idle) {}
 
   size_t buffer_bytes() const { return buffer_bytes_; }
+  // Bytes of the buffers allocated and not yet freed (leased or idle).
+  uint64_t held_bytes() const { return held_bytes_.load(std::memory_order_relaxed); }
 
   // An idle buffer, or a new one (the engine's error when it cannot allocate one).
   absl::StatusOr<Lease> Acquire();
@@ -56,6 +60,7 @@ class HostBufferPool {
   Engine* const engine_;
   const size_t buffer_bytes_;
   const int max_idle_;
+  std::atomic<uint64_t> held_bytes_{0};
   absl::Mutex mu_;
   std::vector<std::unique_ptr<StagingBuffer>> idle_ ABSL_GUARDED_BY(mu_);
 };

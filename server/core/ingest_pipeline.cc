@@ -36,6 +36,7 @@ struct IngestPipeline::PendingMessage {
   StagedCallback on_staged;
   AckCallback on_ack;
   uint64_t count = 0;         // samples
+  uint64_t outside = 0;       // samples of applied parts that landed in no bin
   size_t bytes = 0;           // payload bytes (the payload itself is released once staged)
   absl::Time scheduled = absl::InfinitePast();  // handed to a stager (stage_wait_seconds)
   bool prevalidated = false;  // larger than a staging buffer: checked whole, then split
@@ -62,7 +63,7 @@ struct IngestPipeline::Slot {
 };
 
 absl::StatusOr<std::unique_ptr<IngestPipeline>> IngestPipeline::Create(
-    Engine& engine, const Options::Pipeline& options) {
+    Engine& engine, const Options::Pipeline& options, metrics::Histogram* batch_samples) {
   // INVALID_ARGUMENT naming the option when `value` < `least`.
   auto at_least = [](const char* name, long long value, long long least) {
     return value >= least ? absl::OkStatus()
@@ -83,7 +84,7 @@ absl::StatusOr<std::unique_ptr<IngestPipeline>> IngestPipeline::Create(
   if (options.flush_deadline < absl::ZeroDuration()) {
     return absl::InvalidArgumentError("flush_deadline must be >= 0");
   }
-  std::unique_ptr<IngestPipeline> p(new IngestPipeline(engine, options));
+  std::unique_ptr<IngestPipeline> p(new IngestPipeline(engine, options, batch_samples));
   if (options.stager_threads > 0) {
     p->stagers_ = std::make_unique<WorkerPool>(options.stager_threads, "histd-stage");
   }
@@ -110,8 +111,9 @@ absl::StatusOr<std::unique_ptr<IngestPipeline>> IngestPipeline::Create(
   return p;
 }
 
-IngestPipeline::IngestPipeline(Engine& engine, const Options::Pipeline& options)
-    : engine_(engine), options_(options) {}
+IngestPipeline::IngestPipeline(Engine& engine, const Options::Pipeline& options,
+                               metrics::Histogram* batch_samples)
+    : engine_(engine), options_(options), batch_samples_(batch_samples) {}
 
 IngestPipeline::~IngestPipeline() { Shutdown(); }
 
@@ -414,6 +416,7 @@ void IngestPipeline::OnApplied(Slot* slot, absl::Time started, absl::Status stat
         result.y_overflow -= std::min(part.nans.y, result.y_overflow);
         result.x_nan = part.nans.x;
         result.y_nan = part.nans.y;
+        m->outside += part.count - std::min<uint64_t>(result.binned, part.count);
       }
       m->message.histogram->EndApply(part.cycle, part.count, status.ok() ? &result : nullptr,
                                      last && m->status.ok() ? 1 : 0);
@@ -422,11 +425,17 @@ void IngestPipeline::OnApplied(Slot* slot, absl::Time started, absl::Status stat
     if (!slot->parts.empty()) {
       stats_.batches += 1;
       stats_.apply_seconds += absl::ToDoubleSeconds(absl::Now() - started);
+      if (batch_samples_ != nullptr) {
+        uint64_t samples = 0;
+        for (const Slot::Part& part : slot->parts) samples += part.count;
+        batch_samples_->Observe(static_cast<int64_t>(samples));
+      }
     }
     for (const auto& m : completed) {
       if (m->status.ok()) {
         stats_.messages += 1;
         stats_.samples += m->count;
+        stats_.samples_outside += m->outside;
         stats_.bytes += m->bytes;
       }
     }

@@ -42,6 +42,7 @@
 #include "absl/time/time.h"
 #include "engine/engine.h"
 #include "server/core/histogram_store.h"
+#include "server/core/metrics.h"
 #include "server/core/options.h"
 #include "server/core/sample_payload.h"
 #include "server/core/worker_pool.h"
@@ -52,6 +53,7 @@ struct IngestStats {
   uint64_t batches = 0;   // Engine::Apply calls
   uint64_t messages = 0;  // acknowledged OK
   uint64_t samples = 0;   // in messages acknowledged OK
+  uint64_t samples_outside = 0;  // of those, samples in no bin (coordinates outside the axes, NaN)
   uint64_t bytes = 0;     // payload bytes of those messages
   uint64_t staging_buffers = 0;
   uint64_t staging_buffers_in_flight = 0;
@@ -76,8 +78,10 @@ class IngestPipeline {
   // (except after an engine failure, which the status names). `samples` = payload samples.
   using AckCallback = std::function<void(absl::Status status, uint64_t samples)>;
 
-  static absl::StatusOr<std::unique_ptr<IngestPipeline>> Create(Engine& engine,
-                                                                const Options::Pipeline& options);
+  // `batch_samples` (optional, outliving the pipeline) counts the samples of each batch.
+  static absl::StatusOr<std::unique_ptr<IngestPipeline>> Create(
+      Engine& engine, const Options::Pipeline& options,
+      metrics::Histogram* batch_samples = nullptr);
   ~IngestPipeline();  // Shutdown()
 
   void Submit(Message message, StagedCallback on_staged, AckCallback on_ack);
@@ -96,7 +100,8 @@ class IngestPipeline {
   struct PendingMessage;
   struct Slot;
 
-  IngestPipeline(Engine& engine, const Options::Pipeline& options);
+  IngestPipeline(Engine& engine, const Options::Pipeline& options,
+                 metrics::Histogram* batch_samples);
 
   // Stages what is left of `m`. True when fully staged or rejected; false when parked in
   // waiting_ (at the front when `resume`), in which case the flusher continues it later.
@@ -118,6 +123,7 @@ class IngestPipeline {
 
   Engine& engine_;
   const Options::Pipeline options_;
+  metrics::Histogram* const batch_samples_;  // may be null
   std::vector<std::unique_ptr<Slot>> slots_;  // fixed after construction
 
   mutable absl::Mutex mu_;

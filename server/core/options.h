@@ -24,6 +24,19 @@ struct Options {
   // Loopback by default: exposing the daemon is an explicit decision.
   std::string address = "127.0.0.1:7440";
 
+  // The HTTP endpoint (server/http/): /metrics, /healthz, /readyz.
+  struct Http {
+    // host:port (port 0 picks a free port; HistdServer::http_address() tells which); empty:
+    // no endpoint, and no metrics are counted.
+    std::string address;
+    // Also one series per histogram (samples, saturated bins): every histogram name becomes
+    // a label value, and each scrape asks the engine for every histogram's summary.
+    bool per_histogram_metrics = false;
+    // Threads that serve requests; a connection holds one while it is kept alive (at most
+    // 5 s idle), so this bounds the concurrent clients (probes, scrapers).
+    int threads = 4;
+  } http;
+
   // Which engine holds the histograms (auto: CUDA when a GPU is visible, else CPU).
   EngineOptions engine;
 

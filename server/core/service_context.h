@@ -10,6 +10,7 @@
 #include "absl/time/time.h"
 #include "engine/engine.h"
 #include "server/core/concurrency_limit.h"
+#include "server/core/daemon_metrics.h"
 #include "server/core/histogram_store.h"
 #include "server/core/host_buffer_pool.h"
 #include "server/core/ingest_pipeline.h"
@@ -37,7 +38,8 @@ struct ServiceContext {
   MemoryBudget* host_budget = nullptr;
   MemoryBudget* device_budget = nullptr;
   ConcurrencyLimit queries;  // Query streams and Project/Cdf/Quantiles calls running
-  std::atomic<uint64_t> snapshot_failures{0};  // snapshots that could not be written
+  SnapshotCounters snapshots;  // outcomes of snapshot writes
+  DaemonMetrics* metrics = nullptr;  // null without an HTTP endpoint: nothing to record
   absl::Time started;
   std::atomic<uint64_t> active_streams{0};  // ingest streams open now
   QueryStats query_stats;                    // Query streams finished, and where their time went

@@ -13,6 +13,7 @@
 // Thread safety: calls for one path must not overlap (HistdServer serializes them).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 
@@ -27,6 +28,13 @@ struct SnapshotStats {
   uint64_t histograms = 0;
   uint64_t bin_bytes = 0;  // sum of rows * cols
   double seconds = 0;      // time the write or the restore took
+};
+
+// Outcomes of a daemon's snapshot writes, for the stats RPC and /metrics.
+struct SnapshotCounters {
+  std::atomic<uint64_t> failures{0};            // writes that failed
+  std::atomic<double> last_success_unix_seconds{0};  // end of the last write that succeeded
+  std::atomic<double> last_duration_seconds{0};      // how long that write took
 };
 
 // Writes every histogram of `store`. The store and engine keep serving meanwhile. Errors

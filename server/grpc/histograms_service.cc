@@ -171,7 +171,7 @@ grpc::ServerUnaryReactor* HistogramsService::GetServerStats(
   }
   response->set_active_queries(ctx_.queries.active());
   response->set_query_refusals(ctx_.queries.refusals());
-  response->set_snapshot_failures(ctx_.snapshot_failures.load());
+  response->set_snapshot_failures(ctx_.snapshots.failures.load());
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   reactor->Finish(grpc::Status::OK);
   return reactor;

@@ -1,6 +1,7 @@
 #include "server/grpc/ingest_service.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstddef>
 #include <deque>
 #include <functional>
@@ -90,6 +91,7 @@ class IngestStreamReactor final
     const size_t charge = std::max(message_bytes, kReadAheadMinChargeBytes);
     request_.Clear();  // the payload holds its own references to the slices
     auto ack = std::make_shared<PendingAck>();
+    if (ctx_.metrics != nullptr) ack->received = std::chrono::steady_clock::now();
     if (request.ok()) ack->response.set_sequence(request->sequence);
     bool after_notice;
     {
@@ -171,6 +173,7 @@ class IngestStreamReactor final
   struct PendingAck {
     v1::IngestResponse response;
     bool done = false;
+    std::chrono::steady_clock::time_point received;  // with metrics only
   };
   // What NextActionsLocked decided; each must be performed once it is decided (a read
   // decided and not started leaves read_outstanding_ set forever).
@@ -193,6 +196,8 @@ class IngestStreamReactor final
   }
 
   void OnAck(const std::shared_ptr<PendingAck>& ack, absl::Status status, uint64_t samples) {
+    // OK acknowledgements are counted by the pipeline (IngestStats::messages).
+    if (!status.ok() && ctx_.metrics != nullptr) ctx_.metrics->ingest_rejected(status.code()).Add();
     Actions actions;
     {
       absl::MutexLock lock(&mu_);
@@ -235,6 +240,11 @@ class IngestStreamReactor final
       }
       writing_ = true;
       a.write = &response_;
+      if (ctx_.metrics != nullptr && !ack->response.server_shutting_down()) {
+        ctx_.metrics->ack_latency().Observe(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                                std::chrono::steady_clock::now() - ack->received)
+                                                .count());
+      }
     }
     // Reads pause while the client leaves its acknowledgements unread (they pile up here
     // once gRPC's flow control holds our writes), so a producer that never reads cannot

@@ -23,23 +23,26 @@
 #include "absl/time/clock.h"
 #include "engine/engine.h"
 #include "engine/engine_factory.h"
-#include "model/histogram_types.h"
 #include "engine/thread_name.h"
-#include "server/grpc/compute_service.h"
-#include "server/grpc/connection_args.h"
+#include "server/core/daemon_metrics.h"
 #include "server/core/histogram_store.h"
-#include "server/grpc/histograms_service.h"
+#include "server/core/host_buffer_pool.h"
 #include "server/core/ingest_pipeline.h"
-#include "server/grpc/ingest_service.h"
 #include "server/core/log.h"
 #include "server/core/memory_budget.h"
+#include "server/core/service_context.h"
+#include "server/core/snapshot.h"
+#include "server/core/worker_pool.h"
+#include "server/grpc/compute_service.h"
+#include "server/grpc/connection_args.h"
+#include "server/grpc/grpc_metrics_interceptor.h"
+#include "server/grpc/histograms_service.h"
+#include "server/grpc/ingest_service.h"
 #include "server/grpc/parse_error_interceptor.h"
-#include "server/core/host_buffer_pool.h"
 #include "server/grpc/query_service.h"
 #include "server/grpc/query_stream.h"
-#include "server/core/snapshot.h"
-#include "server/core/service_context.h"
-#include "server/core/worker_pool.h"
+#include "server/http/http_server.h"
+#include "server/http/ops_pages.h"
 
 namespace histd::server {
 namespace {
@@ -144,6 +147,20 @@ absl::StatusOr<std::unique_ptr<HistdServer>> HistdServer::Start(Options options)
   std::unique_ptr<HistdServer> server(new HistdServer(std::move(options)));
   const Options& o = server->options_;
 
+  // The HTTP endpoint comes first, so that probes see the daemon starting and restoring.
+  if (!o.http.address.empty()) {
+    server->metrics_ = std::make_unique<DaemonMetrics>();
+    HttpRoutes routes;
+    AddOpsPages(&server->metrics_->registry(), &server->readiness_, &routes);
+    absl::StatusOr<std::unique_ptr<HttpServer>> http =
+        HttpServer::Start(o.http.address, std::move(routes), o.http.threads);
+    if (!http.ok()) return http.status();
+    server->http_ = *std::move(http);
+    server->http_address_ = server->http_->address();
+    LogInfo("http_listening", {{"address", server->http_address_},
+                               {"paths", "/metrics /healthz /readyz"}});
+  }
+
   absl::StatusOr<std::unique_ptr<Engine>> engine = MakeEngine(o.engine);
   if (!engine.ok()) return engine.status();
   server->engine_ = *std::move(engine);
@@ -175,10 +192,12 @@ absl::StatusOr<std::unique_ptr<HistdServer>> HistdServer::Start(Options options)
   if (!fixed.ok()) return fixed.status();
   server->fixed_charge_ = *std::move(fixed);
   absl::StatusOr<std::unique_ptr<IngestPipeline>> pipeline =
-      IngestPipeline::Create(*server->engine_, o.pipeline);
+      IngestPipeline::Create(*server->engine_, o.pipeline,
+                             server->metrics_ ? &server->metrics_->batch_samples() : nullptr);
   if (!pipeline.ok()) return pipeline.status();
   server->pipeline_ = *std::move(pipeline);
   if (!o.snapshot.path.empty()) {
+    server->readiness_.Set(LifeState::kRestoring);
     const absl::Time begin = absl::Now();
     absl::StatusOr<SnapshotStats> restored =
         LoadSnapshot(o.snapshot.path, *server->store_, *server->engine_);
@@ -209,6 +228,7 @@ absl::StatusOr<std::unique_ptr<HistdServer>> HistdServer::Start(Options options)
   ctx.workers = server->workers_.get();
   ctx.query_buffers = server->query_buffers_.get();
   ctx.started = absl::Now();
+  ctx.metrics = server->metrics_.get();
   HistdServer* const self = server.get();
   ctx.write_snapshot = [self]() { return self->Snapshot("requested"); };
   server->histograms_service_ = std::make_unique<HistogramsService>(&ctx);
@@ -229,6 +249,23 @@ absl::StatusOr<std::unique_ptr<HistdServer>> HistdServer::Start(Options options)
   AddConnectionArguments(o.connections, builder);
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
   interceptors.push_back(MakeParseErrorInterceptorFactory());
+  if (server->metrics_ != nullptr) {
+    // After the parse-error interceptor, so that the code counted is the one sent.
+    server->grpc_metrics_ = std::make_unique<GrpcServerMetrics>(server->metrics_.get());
+    interceptors.push_back(server->grpc_metrics_->MakeInterceptorFactory());
+    DaemonMetricSources sources;
+    sources.options = &server->options_;
+    sources.engine = server->engine_.get();
+    sources.engine_for_summaries = server->engine_.get();
+    sources.store = server->store_.get();
+    sources.pipeline = server->pipeline_.get();
+    sources.host_budget = server->host_budget_.get();
+    sources.device_budget = server->device_budget_.get();
+    sources.query_buffers = server->query_buffers_.get();
+    sources.active_streams = &ctx.active_streams;
+    sources.snapshots = &ctx.snapshots;
+    server->metrics_->Attach(sources);
+  }
   builder.experimental().SetInterceptorCreators(std::move(interceptors));
   builder.RegisterService(server->histograms_service_.get());
   builder.RegisterService(server->ingest_service_.get());
@@ -245,6 +282,7 @@ absl::StatusOr<std::unique_ptr<HistdServer>> HistdServer::Start(Options options)
   if (grpc::HealthCheckServiceInterface* health = server->server_->GetHealthCheckService()) {
     health->SetServingStatus(true);
   }
+  server->readiness_.Set(LifeState::kServing);
   LogInfo("listening", {{"address", server->address_}, {"health", true}, {"reflection", true}});
   if (o.snapshot.interval > absl::ZeroDuration()) {
     server->snapshotter_ = std::thread([self] {
@@ -273,6 +311,7 @@ void HistdServer::Shutdown(absl::Duration grace) {
     return;
   }
   const absl::Time begin = absl::Now();
+  readiness_.Set(LifeState::kDraining);
   LogInfo("shutdown_begin", {{"grace_seconds", absl::ToDoubleSeconds(grace)}});
   if (grpc::HealthCheckServiceInterface* health = server_->GetHealthCheckService()) {
     health->SetServingStatus(false);
@@ -325,12 +364,15 @@ absl::StatusOr<SnapshotStats> HistdServer::Snapshot(const char* why) {
   const absl::Time begin = absl::Now();
   absl::StatusOr<SnapshotStats> written = WriteSnapshot(options_.snapshot.path, *store_, *engine_);
   if (!written.ok()) {
-    ctx_->snapshot_failures.fetch_add(1);
+    ctx_->snapshots.failures.fetch_add(1);
     LogError("snapshot_failed",
              {{"why", why}, {"path", options_.snapshot.path}, {"status", written.status().ToString()}});
     return written.status();
   }
-  const absl::Duration took = absl::Now() - begin;
+  const absl::Time end = absl::Now();
+  const absl::Duration took = end - begin;
+  ctx_->snapshots.last_duration_seconds.store(absl::ToDoubleSeconds(took));
+  ctx_->snapshots.last_success_unix_seconds.store(absl::ToUnixNanos(end) * 1e-9);
   LogInfo("snapshot_written", {{"why", why},
                                {"histograms", written->histograms},
                                {"bin_bytes", written->bin_bytes},

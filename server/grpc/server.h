@@ -4,6 +4,11 @@
 //                                binds options.address (port 0: a free port), serves health
 //                                (grpc.health.v1, SERVING) and reflection.
 //   address()                    the bound host:port.
+//   http_address()               with options.http.address, the HTTP endpoint's bound
+//                                host:port (server/http/): it serves from the start of Start,
+//                                /readyz saying "starting" or "restoring the snapshot" until
+//                                the gRPC server listens, and "draining" once Shutdown begins;
+//                                /metrics has the daemon's families once Start has returned.
 //   Shutdown(grace)              health NOT_SERVING; every ingest stream gets the shutdown
 //                                notice after the acks of what it sent before (applied), and
 //                                ends when its producer half-closes; later messages are
@@ -32,6 +37,7 @@
 #include "server/core/ingest_pipeline.h"
 #include "server/core/memory_budget.h"
 #include "server/core/options.h"
+#include "server/core/readiness.h"
 #include "server/core/snapshot.h"
 
 namespace grpc {
@@ -53,6 +59,9 @@ class HistogramsService;
 class IngestService;
 class QueryService;
 class ComputeService;
+class DaemonMetrics;
+class GrpcServerMetrics;
+class HttpServer;
 
 class HistdServer {
  public:
@@ -62,6 +71,7 @@ class HistdServer {
   HistdServer& operator=(const HistdServer&) = delete;
 
   const std::string& address() const { return address_; }
+  const std::string& http_address() const { return http_address_; }
   const Options& options() const { return options_; }
   std::string engine_name() const;
 
@@ -77,8 +87,11 @@ class HistdServer {
   explicit HistdServer(Options options);
 
   const Options options_;
-  // Destroyed bottom-up: the gRPC server first, the engine, then the budgets last (the
-  // histograms hold charges against them).
+  Readiness readiness_;
+  // Null without options_.http.address. Outlives everything that records into it.
+  std::unique_ptr<DaemonMetrics> metrics_;
+  // Destroyed bottom-up: the HTTP endpoint and the gRPC server first, the engine, then the
+  // budgets (the histograms hold charges against them), the metrics last.
   std::unique_ptr<MemoryBudget> host_budget_;
   std::unique_ptr<MemoryBudget> device_budget_;  // null when histograms live in host memory
   MemoryCharge fixed_charge_;                    // staging buffers and pooled query bands
@@ -92,6 +105,7 @@ class HistdServer {
   std::unique_ptr<IngestService> ingest_service_;
   std::unique_ptr<QueryService> query_service_;
   std::unique_ptr<ComputeService> compute_service_;
+  std::unique_ptr<GrpcServerMetrics> grpc_metrics_;  // null without metrics
   std::unique_ptr<grpc::Server> server_;
   std::string address_;
 
@@ -102,6 +116,10 @@ class HistdServer {
   bool shutdown_started_ ABSL_GUARDED_BY(shutdown_mu_) = false;
   absl::Notification shutdown_done_;
   absl::Status shutdown_status_;  // written before shutdown_done_ is notified
+
+  // Last: stopped first, while everything its pages read is alive.
+  std::unique_ptr<HttpServer> http_;
+  std::string http_address_;
 };
 
 }  // namespace histd::server

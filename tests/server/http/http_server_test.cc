@@ -1,0 +1,157 @@
+// The HTTP endpoint's route table and server (server/http/http_server.h), through real
+// loopback connections with hand-written requests.
+#include "server/http/http_server.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+
+namespace histd::server {
+namespace {
+
+struct Reply {
+  int status = 0;
+  std::string head, body;
+};
+
+// Sends `request` verbatim to 127.0.0.1:port and reads until the server closes.
+Reply Send(const std::string& address, const std::string& request) {
+  const int port = std::stoi(address.substr(address.rfind(':') + 1));
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons(static_cast<uint16_t>(port));
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  Reply reply;
+  if (connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) != 0) {
+    close(fd);
+    return reply;
+  }
+  (void)!write(fd, request.data(), request.size());
+  std::string all;
+  char buffer[4096];
+  ssize_t n;
+  while ((n = read(fd, buffer, sizeof(buffer))) > 0) all.append(buffer, static_cast<size_t>(n));
+  close(fd);
+  const size_t split = all.find("\r\n\r\n");
+  if (split == std::string::npos) return reply;
+  reply.head = all.substr(0, split);
+  reply.body = all.substr(split + 4);
+  if (reply.head.size() > 12) (void)absl::SimpleAtoi(reply.head.substr(9, 3), &reply.status);
+  return reply;
+}
+
+Reply Get(const std::string& address, const std::string& target) {
+  return Send(address, absl::StrCat("GET ", target, " HTTP/1.1\r\nHost: test\r\nX-Probe: yes\r\n"
+                                    "Connection: close\r\n\r\n"));
+}
+
+HttpRoutes TestRoutes() {
+  HttpRoutes routes;
+  routes.Add("/plain", [](const HttpRequest& r) {
+    return HttpResponse::Text(200, absl::StrCat(r.method, " ", r.path, " probe=", r.header("x-PROBE")));
+  });
+  routes.AddPrefix("/render/", [](const HttpRequest& r) {
+    auto it = r.params.find("w");
+    HttpResponse response = HttpResponse::Text(
+        200, absl::StrCat("rest=", r.path_rest, " w=", it == r.params.end() ? "-" : it->second));
+    response.content_type = "image/png";
+    response.headers.emplace_back("Cache-Control", "no-store");
+    return response;
+  });
+  routes.AddPrefix("/render/deep/", [](const HttpRequest& r) {
+    return HttpResponse::Text(418, absl::StrCat("deep ", r.path_rest));
+  });
+  return routes;
+}
+
+TEST(HttpServerTest, RoutesExactPathsAndTheLongestPrefix) {
+  absl::StatusOr<std::unique_ptr<HttpServer>> http =
+      HttpServer::Start("127.0.0.1:0", TestRoutes(), 2);
+  ASSERT_TRUE(http.ok()) << http.status();
+  const std::string address = (*http)->address();
+  ASSERT_EQ(address.rfind("127.0.0.1:", 0), 0u) << address;
+
+  Reply r = Get(address, "/plain");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, "GET /plain probe=yes");
+
+  r = Get(address, "/render/h%201.png?w=640");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, "rest=h 1.png w=640");  // decoded path and parameters
+  EXPECT_NE(r.head.find("Content-Type: image/png"), std::string::npos) << r.head;
+  EXPECT_NE(r.head.find("Cache-Control: no-store"), std::string::npos) << r.head;
+
+  r = Get(address, "/render/deep/x");
+  EXPECT_EQ(r.status, 418);
+  EXPECT_EQ(r.body, "deep x");
+
+  EXPECT_EQ(Get(address, "/plainer").status, 404);
+  EXPECT_EQ(Get(address, "/").status, 404);
+  EXPECT_EQ(Get(address, "/render").status, 404);  // the prefix is "/render/"
+}
+
+TEST(HttpServerTest, HeadHasGetsHeadersAndNoBody) {
+  absl::StatusOr<std::unique_ptr<HttpServer>> http =
+      HttpServer::Start("127.0.0.1:0", TestRoutes(), 1);
+  ASSERT_TRUE(http.ok()) << http.status();
+  const Reply r = Send((*http)->address(), "HEAD /plain HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body, "");
+}
+
+TEST(HttpServerTest, WritesAreNotRouted) {
+  absl::StatusOr<std::unique_ptr<HttpServer>> http =
+      HttpServer::Start("127.0.0.1:0", TestRoutes(), 1);
+  ASSERT_TRUE(http.ok()) << http.status();
+  const Reply r = Send((*http)->address(),
+                       "POST /plain HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\n"
+                       "Connection: close\r\n\r\nabc");
+  EXPECT_NE(r.status, 200);
+  EXPECT_EQ(r.body.find("probe"), std::string::npos);
+}
+
+TEST(HttpServerTest, ASecondServerOnTheSamePortIsRefused) {
+  absl::StatusOr<std::unique_ptr<HttpServer>> first =
+      HttpServer::Start("127.0.0.1:0", TestRoutes(), 1);
+  ASSERT_TRUE(first.ok()) << first.status();
+  absl::StatusOr<std::unique_ptr<HttpServer>> second =
+      HttpServer::Start((*first)->address(), TestRoutes(), 1);
+  EXPECT_EQ(second.status().code(), absl::StatusCode::kUnavailable) << second.status();
+  EXPECT_EQ(Get((*first)->address(), "/plain").status, 200);
+}
+
+TEST(HttpServerTest, StopEndsServingAndIsIdempotent) {
+  absl::StatusOr<std::unique_ptr<HttpServer>> http =
+      HttpServer::Start("127.0.0.1:0", TestRoutes(), 1);
+  ASSERT_TRUE(http.ok()) << http.status();
+  const std::string address = (*http)->address();
+  (*http)->Stop();
+  (*http)->Stop();
+  EXPECT_EQ(Get(address, "/plain").status, 0);  // connection refused
+}
+
+TEST(HttpServerTest, MalformedAddressesAreInvalidArguments) {
+  for (const char* address : {"", "9440", "127.0.0.1", "127.0.0.1:", "127.0.0.1:x",
+                              "127.0.0.1:65536", ":9440", "::1:9440", "[::1:9440"}) {
+    absl::StatusOr<std::unique_ptr<HttpServer>> http =
+        HttpServer::Start(address, HttpRoutes(), 1);
+    EXPECT_EQ(http.status().code(), absl::StatusCode::kInvalidArgument) << address;
+  }
+  std::string host;
+  int port = -1;
+  ASSERT_TRUE(SplitHostPort("[::1]:80", "--http_address", &host, &port).ok());
+  EXPECT_EQ(host, "::1");
+  EXPECT_EQ(port, 80);
+}
+
+}  // namespace
+}  // namespace histd::server

@@ -58,7 +58,9 @@ uint64_t Counter::Value() const {
 
 Histogram::Histogram(std::vector<double> bounds, double unit)
     : bounds_(std::move(bounds)), unit_(unit) {
-  for (double bound : bounds_) bounds_units_.push_back(static_cast<uint64_t>(std::llround(bound / unit_)));
+  for (double bound : bounds_) {
+    bounds_units_.push_back(static_cast<uint64_t>(std::llround(bound / unit_)));
+  }
   lines_per_shard_ = (bounds_units_.size() + 2 + 7) / 8;  // buckets, +Inf, the sum
   lines_ = std::make_unique<Line[]>(lines_per_shard_ * kShards);
 }
@@ -68,7 +70,9 @@ Histogram::Snapshot Histogram::Read() const {
   const size_t buckets = bounds_units_.size() + 1;
   s.cumulative.assign(buckets, 0);
   for (size_t shard = 0; shard < kShards; ++shard) {
-    for (size_t b = 0; b < buckets; ++b) s.cumulative[b] += Slot(shard, b).load(std::memory_order_relaxed);
+    for (size_t b = 0; b < buckets; ++b) {
+      s.cumulative[b] += Slot(shard, b).load(std::memory_order_relaxed);
+    }
     s.sum_units += Slot(shard, buckets).load(std::memory_order_relaxed);
   }
   for (size_t b = 1; b < buckets; ++b) s.cumulative[b] += s.cumulative[b - 1];
@@ -79,7 +83,9 @@ std::string FormatValue(double value) {
   if (std::isnan(value)) return "NaN";
   if (std::isinf(value)) return value > 0 ? "+Inf" : "-Inf";
   char buffer[32];
-  const std::to_chars_result r = std::to_chars(buffer, buffer + sizeof(buffer), value, std::chars_format::general);
+  // Shortest round trip, exponent from 1e21 and below 1e-4: what Go's client writes.
+  const std::to_chars_result r =
+      std::to_chars(buffer, buffer + sizeof(buffer), value, std::chars_format::general);
   return std::string(buffer, r.ptr);
 }
 

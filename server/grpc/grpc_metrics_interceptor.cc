@@ -134,9 +134,10 @@ GrpcServerMetrics::GrpcServerMetrics(DaemonMetrics* daemon) {
                             Type::kHistogram};
   for (const MethodName& m : ServedMethods()) {
     auto method = std::make_unique<Method>();
-    const metrics::Labels labels = {{"grpc_method", m.method},
-                                    {"grpc_service", m.service},
-                                    {"grpc_type", TypeLabel(m.client_streaming, m.server_streaming)}};
+    const metrics::Labels labels = {
+        {"grpc_method", m.method},
+        {"grpc_service", m.service},
+        {"grpc_type", TypeLabel(m.client_streaming, m.server_streaming)}};
     method->started = &r.AddCounter(started, labels);
     for (int code = 0; code < kStatusCodes; ++code) {
       metrics::Labels with_code = {{"grpc_code", StatusCodeName(code)}};
@@ -146,7 +147,9 @@ GrpcServerMetrics::GrpcServerMetrics(DaemonMetrics* daemon) {
     method->received = &r.AddCounter(received, labels);
     method->sent = &r.AddCounter(sent, labels);
     method->handling = &r.AddHistogram(handling, labels, HandlingBuckets(), 1e-9);
-    if (absl::StartsWith(m.service, "histd.v1.")) method->query_duration = daemon->query_duration(m.method);
+    if (absl::StartsWith(m.service, "histd.v1.")) {
+      method->query_duration = daemon->query_duration(m.method);
+    }
     methods_[absl::StrCat("/", m.service, "/", m.method)] = std::move(method);
   }
 }

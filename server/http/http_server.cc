@@ -111,7 +111,9 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(const std::string&
   svr.set_payload_max_length(0);
   HttpServer* self = http.get();
   svr.set_pre_routing_handler([self](const httplib::Request& req, httplib::Response& res) {
-    if (req.method != "GET" && req.method != "HEAD") return httplib::Server::HandlerResponse::Unhandled;
+    if (req.method != "GET" && req.method != "HEAD") {
+      return httplib::Server::HandlerResponse::Unhandled;  // httplib answers 404
+    }
     HttpRequest request;
     request.method = req.method;
     request.path = req.path;
@@ -124,7 +126,8 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(const std::string&
     res.set_content(response.body, response.content_type.c_str());
     return httplib::Server::HandlerResponse::Handled;
   });
-  const bool bound = port == 0 ? (port = svr.bind_to_any_port(host)) > 0 : svr.bind_to_port(host, port);
+  const bool bound =
+      port == 0 ? (port = svr.bind_to_any_port(host)) > 0 : svr.bind_to_port(host, port);
   if (!bound) {
     return absl::UnavailableError(absl::StrFormat(
         "--http_address=%s: cannot listen (address in use, or not an address of this host)",

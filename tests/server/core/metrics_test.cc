@@ -54,7 +54,8 @@ TEST(MetricsHistogramTest, ConcurrentObservationsAllCount) {
   const Histogram::Snapshot s = h.Read();
   // Per thread, of 0..19 repeated: <=1: 2, <=4: 5, <=16: 17, all 20 (500 rounds each).
   const uint64_t rounds = uint64_t{kThreads} * kObservations / 20;
-  EXPECT_EQ(s.cumulative, (std::vector<uint64_t>{2 * rounds, 5 * rounds, 17 * rounds, 20 * rounds}));
+  EXPECT_EQ(s.cumulative,
+            (std::vector<uint64_t>{2 * rounds, 5 * rounds, 17 * rounds, 20 * rounds}));
   EXPECT_EQ(s.sum_units, rounds * 190);  // 0 + 1 + ... + 19
 }
 

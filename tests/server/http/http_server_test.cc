@@ -57,7 +57,8 @@ Reply Get(const std::string& address, const std::string& target) {
 HttpRoutes TestRoutes() {
   HttpRoutes routes;
   routes.Add("/plain", [](const HttpRequest& r) {
-    return HttpResponse::Text(200, absl::StrCat(r.method, " ", r.path, " probe=", r.header("x-PROBE")));
+    return HttpResponse::Text(
+        200, absl::StrCat(r.method, " ", r.path, " probe=", r.header("x-PROBE")));
   });
   routes.AddPrefix("/render/", [](const HttpRequest& r) {
     auto it = r.params.find("w");
@@ -103,7 +104,8 @@ TEST(HttpServerTest, HeadHasGetsHeadersAndNoBody) {
   absl::StatusOr<std::unique_ptr<HttpServer>> http =
       HttpServer::Start("127.0.0.1:0", TestRoutes(), 1);
   ASSERT_TRUE(http.ok()) << http.status();
-  const Reply r = Send((*http)->address(), "HEAD /plain HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+  const Reply r = Send((*http)->address(),
+                       "HEAD /plain HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
   EXPECT_EQ(r.status, 200);
   EXPECT_EQ(r.body, "");
 }

@@ -122,7 +122,8 @@ Registry::Family& Registry::FamilyLocked(const FamilyInfo& info) {
     if (family.info.name != info.name) continue;
     if (family.info.type != info.type || family.info.help != info.help) {
       // A programming error: two definitions of one family would render invalid text.
-      LogError("metrics: family %s registered twice with different type or help", info.name);
+      LogError("metrics_family_conflict",
+               {{"family", info.name}, {"problem", "registered twice with different type or help"}});
       std::abort();
     }
     return family;

@@ -24,6 +24,7 @@
 #include "engine/engine.h"
 #include "engine/engine_factory.h"
 #include "engine/thread_name.h"
+#include "model/histogram_types.h"
 #include "server/core/daemon_metrics.h"
 #include "server/core/histogram_store.h"
 #include "server/core/host_buffer_pool.h"

@@ -131,7 +131,7 @@ TEST(MetricsRegistryDeathTest, ConflictingFamilyDefinitionsAbort) {
   Registry r;
   r.AddCounter({"t_x_total", "One help.", Type::kCounter}, {});
   EXPECT_DEATH(r.AddGaugeFn({"t_x_total", "One help.", Type::kGauge}, {}, [] { return 1.0; }),
-               "registered twice");
+               "metrics_family_conflict");
 }
 
 }  // namespace

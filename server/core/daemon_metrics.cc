@@ -1,10 +1,10 @@
 #include "server/core/daemon_metrics.h"
 
-#include <map>
-#include <memory>
+#include <algorithm>
+#include <iterator>
+#include <utility>
 #include <vector>
 
-#include "absl/strings/match.h"
 #include "engine/multi_engine.h"
 
 #ifndef HISTD_VERSION
@@ -17,8 +17,10 @@ namespace {
 using metrics::FamilyInfo;
 using metrics::Type;
 
-constexpr const char* kQueryMethods[] = {"Query", "Project", "Cdf", "Quantiles",
-                                         "ReadAndResetHistogram"};
+// Calls that read a histogram and end (Watch streams last as long as their client).
+constexpr const char* kQueryMethods[] = {"Query",  "Project", "Cdf", "Quantiles",
+                                         "Render", "ReadAndResetHistogram"};
+static_assert(std::size(kQueryMethods) == 6, "one DaemonMetrics::query_duration_ slot each");
 
 // The engines that hold histograms, one per device, and their device names.
 std::vector<const Engine*> Devices(const Engine& engine) {

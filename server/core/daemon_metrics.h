@@ -81,7 +81,7 @@ class DaemonMetrics {
   metrics::Histogram& ack_latency_;
   std::array<metrics::Counter*, kStatusCodes> ingest_rejected_{};  // [0] (OK) unused
   metrics::Histogram& batch_samples_;
-  std::array<metrics::Histogram*, 5> query_duration_{};  // kQueryMethods order
+  std::array<metrics::Histogram*, 6> query_duration_{};  // kQueryMethods order
 };
 
 }  // namespace histd::server

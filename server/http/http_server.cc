@@ -112,7 +112,10 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(const std::string&
   HttpServer* self = http.get();
   svr.set_pre_routing_handler([self](const httplib::Request& req, httplib::Response& res) {
     if (req.method != "GET" && req.method != "HEAD") {
-      return httplib::Server::HandlerResponse::Unhandled;  // httplib answers 404
+      res.status = 405;
+      res.set_header("Allow", "GET, HEAD");
+      res.set_content("read-only: GET or HEAD\n", "text/plain; charset=utf-8");
+      return httplib::Server::HandlerResponse::Handled;
     }
     HttpRequest request;
     request.method = req.method;

@@ -9,8 +9,8 @@
 //
 // Pages live in server/http/ beside this file, each adding its routes; handlers see only
 // HttpRequest and HttpResponse (no httplib, no gRPC types). The endpoint is read-only: GET
-// and HEAD are routed (HEAD answers GET's headers), other methods get 404 (httplib's
-// answer), unknown paths 404. Requests are bounded: 8 KiB request line and headers
+// and HEAD are routed (HEAD answers GET's headers), other methods get 405 (a body is never
+// read), unknown paths 404. Requests are bounded: 8 KiB request line and headers
 // (httplib's limits), no body read, 5 s to read a request or write a response, a kept-alive
 // connection closed after 5 s idle or 5 requests; `threads` connections are served at once,
 // the rest wait in the kernel's backlog.

@@ -110,14 +110,21 @@ TEST(HttpServerTest, HeadHasGetsHeadersAndNoBody) {
   EXPECT_EQ(r.body, "");
 }
 
-TEST(HttpServerTest, WritesAreNotRouted) {
+TEST(HttpServerTest, OnlyGetAndHeadAreServed) {
   absl::StatusOr<std::unique_ptr<HttpServer>> http =
       HttpServer::Start("127.0.0.1:0", TestRoutes(), 1);
   ASSERT_TRUE(http.ok()) << http.status();
+  for (const char* method : {"POST", "PUT", "DELETE", "PATCH", "OPTIONS"}) {
+    const Reply r = Send((*http)->address(), absl::StrCat(method, " /plain HTTP/1.1\r\nHost: t\r\n"
+                                                          "Connection: close\r\n\r\n"));
+    EXPECT_EQ(r.status, 405) << method;
+    EXPECT_NE(r.head.find("Allow: GET, HEAD"), std::string::npos) << method << r.head;
+  }
+  // With a body (never read): refused the same, before any handler runs.
   const Reply r = Send((*http)->address(),
                        "POST /plain HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\n"
                        "Connection: close\r\n\r\nabc");
-  EXPECT_NE(r.status, 200);
+  EXPECT_EQ(r.status, 405);
   EXPECT_EQ(r.body.find("probe"), std::string::npos);
 }
 

@@ -100,6 +100,21 @@ TEST(HttpServerTest, RoutesExactPathsAndTheLongestPrefix) {
   EXPECT_EQ(Get(address, "/render").status, 404);  // the prefix is "/render/"
 }
 
+TEST(HttpServerTest, RoutesAddedWhileServingAreServedFromThen) {
+  HttpRoutes first;
+  first.Add("/a", [](const HttpRequest&) { return HttpResponse::Text(200, "a1"); });
+  absl::StatusOr<std::unique_ptr<HttpServer>> http = HttpServer::Start("127.0.0.1:0", first, 2);
+  ASSERT_TRUE(http.ok()) << http.status();
+  const std::string address = (*http)->address();
+  EXPECT_EQ(Get(address, "/b/x").status, 404);
+  HttpRoutes later;
+  later.AddPrefix("/b/", [](const HttpRequest& r) { return HttpResponse::Text(200, r.path_rest); });
+  later.Add("/a", [](const HttpRequest&) { return HttpResponse::Text(200, "a2"); });
+  (*http)->AddRoutes(later);
+  EXPECT_EQ(Get(address, "/b/x").body, "x");
+  EXPECT_EQ(Get(address, "/a").body, "a2");  // replaced
+}
+
 TEST(HttpServerTest, HeadHasGetsHeadersAndNoBody) {
   absl::StatusOr<std::unique_ptr<HttpServer>> http =
       HttpServer::Start("127.0.0.1:0", TestRoutes(), 1);

@@ -44,6 +44,7 @@
 #include "server/grpc/query_stream.h"
 #include "server/http/http_server.h"
 #include "server/http/ops_pages.h"
+#include "server/http/view_pages.h"
 
 namespace histd::server {
 namespace {
@@ -153,13 +154,14 @@ absl::StatusOr<std::unique_ptr<HistdServer>> HistdServer::Start(Options options)
     server->metrics_ = std::make_unique<DaemonMetrics>();
     HttpRoutes routes;
     AddOpsPages(&server->metrics_->registry(), &server->readiness_, &routes);
+    AddViewPages(&server->view_ctx_, &routes);
     absl::StatusOr<std::unique_ptr<HttpServer>> http =
         HttpServer::Start(o.http.address, std::move(routes), o.http.threads);
     if (!http.ok()) return http.status();
     server->http_ = *std::move(http);
     server->http_address_ = server->http_->address();
     LogInfo("http_listening", {{"address", server->http_address_},
-                               {"paths", "/metrics /healthz /readyz"}});
+                               {"paths", "/metrics /healthz /readyz / /histogram/ /render/ /api/"}});
   }
 
   absl::StatusOr<std::unique_ptr<Engine>> engine = MakeEngine(o.engine);
@@ -232,6 +234,7 @@ absl::StatusOr<std::unique_ptr<HistdServer>> HistdServer::Start(Options options)
   ctx.metrics = server->metrics_.get();
   HistdServer* const self = server.get();
   ctx.write_snapshot = [self]() { return self->Snapshot("requested"); };
+  server->view_ctx_.store(&ctx, std::memory_order_release);  // the view pages serve from now
   server->histograms_service_ = std::make_unique<HistogramsService>(&ctx);
   server->ingest_service_ = std::make_unique<IngestService>(&ctx);
   server->query_service_ = std::make_unique<QueryService>(&ctx);

@@ -8,9 +8,7 @@
 //                                host:port (server/http/): it serves from the start of Start,
 //                                /readyz saying "starting" or "restoring the snapshot" until
 //                                the gRPC server listens, and "draining" once Shutdown begins;
-//                                /metrics has the daemon's families once Start has returned;
-//                                pages that read histograms join (HttpServer::AddRoutes) once
-//                                the store and engine exist.
+//                                /metrics has the daemon's families once Start has returned.
 //   Shutdown(grace)              health NOT_SERVING; every ingest stream gets the shutdown
 //                                notice after the acks of what it sent before (applied), and
 //                                ends when its producer half-closes; later messages are
@@ -27,6 +25,7 @@
 // (later calls wait for the first). The destructor shuts down with zero grace if needed.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <string>
 #include <thread>
@@ -119,6 +118,8 @@ class HistdServer {
   absl::Notification shutdown_done_;
   absl::Status shutdown_status_;  // written before shutdown_done_ is notified
 
+  // What the view pages read (server/http/view_pages.h): null until ctx_ is ready.
+  std::atomic<ServiceContext*> view_ctx_{nullptr};
   // Last: stopped first, while everything its pages read is alive.
   std::unique_ptr<HttpServer> http_;
   std::string http_address_;

@@ -53,7 +53,10 @@ class Daemon:
                 self.process.kill()
                 pytest.fail("histd did not write --ready_file within 30 s")
             time.sleep(0.02)
-        self.address = ready.read_text().split()[0]
+        # The gRPC address, then the HTTP endpoint's when --http_address is given.
+        lines = ready.read_text().split()
+        self.address = lines[0]
+        self.http_address = lines[1] if len(lines) > 1 else None
         self.signalled = False
 
     def terminate(self) -> None:

@@ -7,6 +7,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "engine/cancellation.h"
 #include "engine/cpu/cpu_compute.h"
 #include "engine/cpu/cpu_histogram.h"
 #include "engine/cpu/cpu_ingest.h"
@@ -62,6 +63,13 @@ absl::StatusOr<HostView> ResolveInput(const ArrayRef& a, const char* what,
     view.data = (*h)->bins_for_partitioned_update();  // read once the caller locks exclusive
   }
   return view;
+}
+
+// A compute result, or the caller's cancellation when it gave up meanwhile (its loops then
+// skipped chunks: the result is incomplete).
+absl::StatusOr<HostArray> UnlessCancelled(absl::StatusOr<HostArray> result) {
+  if (absl::Status s = CheckCancellation(); !s.ok()) return s;
+  return result;
 }
 
 }  // namespace
@@ -208,7 +216,7 @@ absl::StatusOr<HostArray> CpuEngine::Reduce(const ArrayRef& input, ReduceOp op, 
   absl::StatusOr<HostView> in = ResolveInput(input, "reduce", &to_lock);
   if (!in.ok()) return in.status();
   HistogramLocks locks(to_lock, Mode::kExclusive);
-  return CpuReduce(*in, op, collapse, pool_);
+  return UnlessCancelled(CpuReduce(*in, op, collapse, pool_));
 }
 
 absl::StatusOr<HostArray> CpuEngine::Scan(const ArrayRef& input, bool inclusive, Dim along) {
@@ -219,7 +227,7 @@ absl::StatusOr<HostArray> CpuEngine::Scan(const ArrayRef& input, bool inclusive,
   absl::StatusOr<HostView> in = ResolveInput(input, "scan", &to_lock);
   if (!in.ok()) return in.status();
   HistogramLocks locks(to_lock, Mode::kExclusive);
-  return CpuScan(*in, inclusive, along, pool_);
+  return UnlessCancelled(CpuScan(*in, inclusive, along, pool_));
 }
 
 absl::StatusOr<HostArray> CpuEngine::Transpose(const ArrayRef& input) {
@@ -230,7 +238,7 @@ absl::StatusOr<HostArray> CpuEngine::Transpose(const ArrayRef& input) {
   absl::StatusOr<HostView> in = ResolveInput(input, "transpose", &to_lock);
   if (!in.ok()) return in.status();
   HistogramLocks locks(to_lock, Mode::kExclusive);
-  return CpuTranspose(*in, pool_);
+  return UnlessCancelled(CpuTranspose(*in, pool_));
 }
 
 absl::StatusOr<HostArray> CpuEngine::Matmul(const MatmulArgs& args) {
@@ -258,8 +266,10 @@ absl::StatusOr<HostArray> CpuEngine::Matmul(const MatmulArgs& args) {
   } catch (const std::bad_alloc&) {
     return absl::ResourceExhaustedError("cpu engine: out of memory widening a histogram for matmul");
   }
-  return CpuMatmul(static_cast<const float*>(a->data), static_cast<const float*>(b->data),
-                   args.c, a->rows, a->cols, b->cols, args.alpha, args.beta, pool_);
+  if (absl::Status s = CheckCancellation(); !s.ok()) return s;
+  return UnlessCancelled(CpuMatmul(static_cast<const float*>(a->data),
+                                   static_cast<const float*>(b->data), args.c, a->rows, a->cols,
+                                   b->cols, args.alpha, args.beta, pool_));
 }
 
 }  // namespace histd

@@ -3,12 +3,15 @@
 #include <algorithm>
 #include <atomic>
 
+#include "engine/cancellation.h"
+
 namespace histd {
 
 // One ParallelFor call. Shared with the workers through the queue, so that a worker that
 // dequeues it after the call returned finds no chunk left and never touches `fn`.
 struct ThreadPool::Job {
   const ChunkFn* fn = nullptr;
+  const CancellationScope* scope = nullptr;  // the caller's: chunks not started once it stops
   uint64_t n = 0, grain = 1, chunks = 0;
   std::atomic<uint64_t> next_chunk{0};
   absl::Mutex mu;
@@ -16,13 +19,14 @@ struct ThreadPool::Job {
 
   // Claims and runs chunks until none is left.
   void RunChunks() {
+    const CancellationScope::Adopt adopt(scope);
     uint64_t ran = 0;
     for (;;) {
       const uint64_t chunk = next_chunk.fetch_add(1, std::memory_order_relaxed);
       if (chunk >= chunks) break;
       const uint64_t begin = chunk * grain;
-      (*fn)(begin, std::min(n, begin + grain));
-      ++ran;
+      if (scope == nullptr || !scope->Stopped()) (*fn)(begin, std::min(n, begin + grain));
+      ++ran;  // a skipped chunk is finished too
     }
     if (ran != 0) {
       absl::MutexLock lock(&mu);
@@ -67,12 +71,17 @@ void ThreadPool::ParallelFor(uint64_t n, uint64_t grain, const ChunkFn& fn) {
   if (n == 0) return;
   grain = std::max<uint64_t>(grain, 1);
   const uint64_t chunks = n / grain + (n % grain != 0);
+  const CancellationScope* scope = CancellationScope::Current();
   if (chunks == 1 || workers_.empty()) {
-    for (uint64_t begin = 0; begin < n; begin += grain) fn(begin, std::min(n, begin + grain));
+    for (uint64_t begin = 0; begin < n; begin += grain) {
+      if (scope != nullptr && scope->Stopped()) return;
+      fn(begin, std::min(n, begin + grain));
+    }
     return;
   }
   auto job = std::make_shared<Job>();
   job->fn = &fn;
+  job->scope = scope;
   job->n = n;
   job->grain = grain;
   job->chunks = chunks;

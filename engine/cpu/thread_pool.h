@@ -7,6 +7,10 @@
 // deterministic. The calling thread works on chunks too, so a call never waits on an idle
 // pool, and ParallelFor may be called from inside fn (nested) without deadlock.
 //
+// Cancellation (engine/cancellation.h): inside a CancellationScope that has stopped, chunks
+// not yet started are skipped, so ParallelFor returns with part of the work undone; the
+// caller must then discard the result (CheckCancellation() says so).
+//
 // Thread safety: ParallelFor may be called from any number of threads concurrently; their
 // chunks share the workers. fn must be safe to call concurrently on distinct chunks.
 #pragma once

@@ -5,8 +5,9 @@
 //
 // The request and response stay valid until Finish (gRPC owns them); `work` may fill the
 // response. A call cancelled, or past its deadline, by the time a worker takes it finishes
-// CANCELLED or DEADLINE_EXCEEDED without running `work`. Thread safety: `work` runs on one
-// worker thread.
+// CANCELLED or DEADLINE_EXCEEDED without running `work`; one that gets there while `work`
+// runs stops the engine's loops between chunks (engine/cancellation.h) and finishes the
+// same way. Thread safety: `work` runs on one worker thread.
 #pragma once
 
 #include <chrono>
@@ -17,6 +18,8 @@
 #include <grpcpp/server_context.h>
 
 #include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "engine/cancellation.h"
 #include "server/grpc/status_util.h"
 #include "server/core/worker_pool.h"
 
@@ -37,6 +40,8 @@ inline grpc::ServerUnaryReactor* RunOnWorkers(grpc::CallbackServerContext* conte
                                    "the deadline passed before a worker was free"));
       return;
     }
+    const CancellationScope scope(absl::FromChrono(context->deadline()),
+                                  [context] { return context->IsCancelled(); });
     reactor->Finish(ToGrpcStatus(work()));
   });
   return reactor;

@@ -1,8 +1,14 @@
 // ThreadPool: every index runs exactly once, chunk boundaries are fixed by n and grain,
-// concurrent and nested ParallelFor calls complete.
+// concurrent and nested ParallelFor calls complete, and a stopped CancellationScope skips the
+// chunks not yet started (nested loops on pool threads included).
 #include "engine/cpu/thread_pool.h"
 
+#include "absl/time/clock.h"
+#include "engine/cancellation.h"
+
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <thread>
 #include <vector>
@@ -65,6 +71,54 @@ TEST(ThreadPoolTest, ConcurrentAndNestedCallsComplete) {
   }
   for (std::thread& t : callers) t.join();
   EXPECT_EQ(total.load(), 4u * 20u * 50u);
+}
+
+TEST(ThreadPoolTest, APassedDeadlineRunsNoChunk) {
+  for (int threads : {1, 3}) {
+    ThreadPool pool(threads);
+    const CancellationScope scope(absl::Now() - absl::Seconds(1), nullptr);
+    std::atomic<uint64_t> chunks{0};
+    pool.ParallelFor(1000, 10, [&](uint64_t, uint64_t) { chunks.fetch_add(1); });
+    EXPECT_EQ(chunks.load(), 0u);
+    EXPECT_EQ(CheckCancellation().code(), absl::StatusCode::kDeadlineExceeded);
+  }
+  EXPECT_TRUE(CheckCancellation().ok());  // no scope outside
+}
+
+TEST(ThreadPoolTest, CancellingMidwaySkipsTheRestAndNestedLoopsSeeTheScope) {
+  for (int threads : {1, 4}) {
+    SCOPED_TRACE(threads);
+    ThreadPool pool(threads);
+    std::atomic<bool> cancel{false};
+    const CancellationScope scope(absl::InfiniteFuture(), [&cancel] { return cancel.load(); });
+    std::atomic<uint64_t> chunks{0}, nested_without_scope{0};
+    pool.ParallelFor(10000, 1, [&](uint64_t, uint64_t) {
+      if (CancellationScope::Current() != &scope) nested_without_scope.fetch_add(1);
+      if (chunks.fetch_add(1) == 20) cancel.store(true);
+      pool.ParallelFor(4, 1, [&](uint64_t, uint64_t) {
+        if (CancellationScope::Current() != &scope) nested_without_scope.fetch_add(1);
+      });
+    });
+    // Chunks already claimed when the flag flipped may finish; nothing like all 10000 runs.
+    EXPECT_GE(chunks.load(), 21u);
+    EXPECT_LT(chunks.load(), 21u + 2u * static_cast<uint64_t>(threads));
+    EXPECT_EQ(nested_without_scope.load(), 0u);
+    EXPECT_EQ(CheckCancellation().code(), absl::StatusCode::kCancelled);
+  }
+}
+
+TEST(ThreadPoolTest, PoolThreadsLeaveNoScopeBehind) {
+  ThreadPool pool(3);
+  {
+    const CancellationScope scope(absl::InfiniteFuture(), nullptr);
+    pool.ParallelFor(64, 1, [](uint64_t, uint64_t) {});
+  }
+  std::atomic<uint64_t> with_scope{0};
+  pool.ParallelFor(64, 1, [&](uint64_t, uint64_t) {
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+    if (CancellationScope::Current() != nullptr) with_scope.fetch_add(1);
+  });
+  EXPECT_EQ(with_scope.load(), 0u);
 }
 
 }  // namespace

@@ -3,7 +3,8 @@
 // shapes whose byte sizes overflow or whose extents are empty, tiny requests that would
 // allocate gigabytes, the memory budget and its stats, the concurrent-query limit,
 // projections sized before they are computed, oversized ingest messages, producers that
-// never read their acknowledgements, and calls that waited past their deadline.
+// never read their acknowledgements, calls that waited past their deadline, and compute
+// abandoned mid-way when its deadline passes.
 #include <atomic>
 #include <cstdio>
 #include <cstring>
@@ -384,6 +385,34 @@ TEST_P(HardeningTest, AFailedSnapshotIsCountedAndAFailedFinalSnapshotEndsWithDat
   const absl::Status outcome = server_->Wait();
   EXPECT_EQ(outcome.code(), absl::StatusCode::kDataLoss) << outcome;
   std::filesystem::remove(dir);
+}
+
+TEST_P(HardeningTest, ComputeWhoseDeadlinePassesMidwayFreesItsWorker) {
+  if (GetParam() == "cuda") GTEST_SKIP() << "device kernels are not interrupted (milliseconds)";
+  // One worker and one engine thread: a 34 GFLOP matmul holds the worker for seconds unless
+  // its engine loops stop at the deadline.
+  Options o = DefaultOptions();
+  o.rpc_workers = 1;
+  o.engine.cpu_threads = 1;
+  StartServer(o);
+  ASSERT_TRUE(Create("a", 4096, 4096).ok());
+  ASSERT_TRUE(Create("b", 4096, 1024).ok());
+  v1::MatmulRequest mm;
+  mm.mutable_a()->set_histogram("a");
+  mm.mutable_b()->set_histogram("b");
+  v1::MatmulResponse mout;
+  grpc::ClientContext slow;
+  slow.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(200));
+  const grpc::Status s = compute_->Matmul(&slow, mm, &mout);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << s.error_message();
+  // The worker is free again within a second: the next compute call is answered.
+  const auto begin = std::chrono::steady_clock::now();
+  v1::ReduceResponse out;
+  const grpc::Status next = Reduce(InlineU8(2, 2, std::string(4, '\1')), v1::DIM_UNSPECIFIED, &out);
+  ASSERT_TRUE(next.ok()) << next.error_message();
+  EXPECT_EQ(out.result().data(), std::string("\4\0\0\0\0\0\0\0", 8));
+  EXPECT_LT(std::chrono::steady_clock::now() - begin, std::chrono::seconds(1));
+  ExpectServing();
 }
 
 TEST_P(HardeningTest, AnUnparsableRequestIsInvalidArgumentNamingTheMethod) {

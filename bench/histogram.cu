@@ -45,7 +45,7 @@
 #include "kernels/histogram/bucketed_layout.h"
 #include "kernels/histogram/cluster_resident_geometry.h"
 #include "kernels/histogram/histogram_accumulate.h"
-#include "kernels/histogram/histogram_tuning.h"
+#include "kernels/histogram/tuning.h"
 #include "experiments/histogram/roulo_variants.h"
 
 namespace hb = histd::bench;

@@ -9,7 +9,7 @@
 #include "kernels/common/device_buffer.h"
 #include "engine/cuda/cuda_compute.h"
 #include "engine/cuda/cuda_histogram.h"
-#include "engine/cuda/cuda_ingest_pipeline.h"
+#include "engine/cuda/cuda_batch_queue.h"
 #include "engine/cuda/histogram_ops.h"
 
 namespace histd {
@@ -35,12 +35,12 @@ class PinnedStagingBuffer final : public StagingBuffer {
 // Thread safety: every method may be called from any thread. Work that is not ingest runs on
 // the calling thread's per-thread default stream and synchronizes it before returning, so
 // that later calls from any thread see its effects; Reset and Merge are ordered against
-// ingest on the device (CudaIngestPipeline::OrderExclusive): after every batch submitted
+// ingest on the device (CudaBatchQueue::OrderExclusive): after every batch submitted
 // before them, before the kernel of every batch submitted after.
 class CudaEngine final : public Engine {
  public:
   CudaEngine(int device, std::string name, uint64_t memory_bytes,
-             std::unique_ptr<cuda::CudaIngestPipeline> pipeline)
+             std::unique_ptr<cuda::CudaBatchQueue> pipeline)
       : device_(device),
         name_(std::move(name)),
         memory_bytes_(memory_bytes),
@@ -77,7 +77,7 @@ class CudaEngine final : public Engine {
   }
 
   // The copy and the memset are one piece of exclusive work on one stream: no batch's
-  // kernel runs between them (CudaIngestPipeline::OrderExclusive).
+  // kernel runs between them (CudaBatchQueue::OrderExclusive).
   absl::Status ReadAndReset(HistogramStorage& histogram, void* out) override {
     if (out == nullptr) return absl::InvalidArgumentError("read and reset: no output buffer");
     HISTD_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));
@@ -195,7 +195,7 @@ class CudaEngine final : public Engine {
   const int device_;
   const std::string name_;
   const uint64_t memory_bytes_;  // the device's global memory
-  std::unique_ptr<cuda::CudaIngestPipeline> pipeline_;
+  std::unique_ptr<cuda::CudaBatchQueue> pipeline_;
 };
 
 }  // namespace
@@ -218,7 +218,7 @@ absl::StatusOr<std::unique_ptr<Engine>> MakeCudaEngine(int device) {
   HISTD_CUDA_RETURN_IF_ERROR(cudaSetDevice(device));
   cudaDeviceProp prop{};
   HISTD_CUDA_RETURN_IF_ERROR(cudaGetDeviceProperties(&prop, device));
-  auto pipeline = cuda::CudaIngestPipeline::Create(device);
+  auto pipeline = cuda::CudaBatchQueue::Create(device);
   if (!pipeline.ok()) return pipeline.status();
   return std::unique_ptr<Engine>(new CudaEngine(
       device, absl::StrCat("cuda:", device, " ", prop.name, " (", prop.multiProcessorCount, " SMs)"),

@@ -5,9 +5,10 @@
 
 #include "absl/strings/str_format.h"
 #include "kernels/common/cuda_status.h"
+#include "kernels/common/device_limits.h"
 #include "kernels/histogram/exact_bin_ops.cuh"
 #include "kernels/histogram/fast_divide.h"
-#include "kernels/histogram/histogram_tuning.h"
+#include "kernels/histogram/tuning.h"
 
 namespace histd::cuda {
 namespace histogram {
@@ -15,7 +16,7 @@ namespace {
 
 constexpr int kThreads = kRouloThreads;
 constexpr size_t kRouloWindowBytes = size_t{kRouloWindowBins} * 2;
-static_assert(kRouloWindowBytes + 1024 <= 227 * 1024, "V5/V6 window exceeds shared memory");
+static_assert(kRouloWindowBytes + 1024 <= kMaxSharedBytesPerBlock, "V5/V6 window exceeds shared memory");
 
 struct RouloParams {
   const uint32_t* samples;

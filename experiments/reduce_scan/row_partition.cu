@@ -11,7 +11,7 @@
 #include "kernels/reduce_scan/agent_reduce.cuh"
 #include "kernels/reduce_scan/agent_scan.cuh"
 #include "kernels/reduce_scan/device_query.h"
-#include "kernels/reduce_scan/tuning.cuh"
+#include "kernels/reduce_scan/tuning.h"
 
 namespace histd::cuda {
 namespace {

@@ -11,7 +11,7 @@
 // Within a unit, block `rank` reads 1/cluster of each item's samples once (16-byte
 // streaming loads) and, in pass 0 only, adds the item's outflow.
 //
-// Exactness, per lane kind (ResidentLane, histogram_tuning.h):
+// Exactness, per lane kind (ResidentLane, kernels/histogram/tuning.h):
 //  * k8Cas: a remote load, then CAS of the containing 32-bit word with the byte + 1 only
 //    while the byte reads < cap; retried with the value CAS returned. A byte only ever
 //    goes from b < cap to b + 1 <= cap by a successful CAS: it never exceeds cap, never
@@ -36,7 +36,7 @@
 #include "kernels/histogram/cluster_resident_geometry.h"
 #include "kernels/histogram/exact_bin_ops.cuh"
 #include "kernels/histogram/histogram_accumulate.h"
-#include "kernels/histogram/histogram_tuning.h"
+#include "kernels/histogram/tuning.h"
 #include "kernels/histogram/tile_view.cuh"
 
 namespace histd::cuda::histogram {

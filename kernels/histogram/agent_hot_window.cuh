@@ -33,7 +33,7 @@
 #include "kernels/histogram/block_window_merge.cuh"
 #include "kernels/histogram/deferred_fold_parts.cuh"
 #include "kernels/histogram/exact_bin_ops.cuh"
-#include "kernels/histogram/histogram_tuning.h"
+#include "kernels/histogram/tuning.h"
 #include "kernels/histogram/tile_view.cuh"
 #include "kernels/histogram/warp_miss_queue.cuh"
 

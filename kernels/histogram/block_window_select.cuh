@@ -16,7 +16,7 @@
 #include <cstdint>
 
 #include "kernels/common/bench_timeline.cuh"
-#include "kernels/histogram/histogram_tuning.h"
+#include "kernels/histogram/tuning.h"
 
 namespace histd::cuda::histogram {
 

@@ -16,7 +16,7 @@
 // over a 2M-bin histogram left the hot-window path's per-tile window, record and fold
 // chains on 16-32 SMs; here every phase spreads over every SM, samples are read once, a
 // clustered core is merged once per slice (no contended word CAS), and there is one launch.
-// Where this is not the default: launches above kAutoBucketedMaxSamples (histogram_tuning.h)
+// Where this is not the default: launches above kAutoBucketedMaxSamples (kernels/histogram/tuning.h)
 // or kBucketMaxItems items.
 #pragma once
 

@@ -8,15 +8,16 @@
 
 #include "absl/strings/str_format.h"
 #include "kernels/common/cuda_status.h"
+#include "kernels/common/device_limits.h"
 #include "kernels/common/dependent_launch.cuh"
 #include "kernels/histogram/agent_cluster_resident.cuh"
-#include "kernels/histogram/histogram_tuning.h"
+#include "kernels/histogram/tuning.h"
 
 namespace histd::cuda::histogram {
 namespace {
 
 constexpr int kPlanThreads = 1024;
-constexpr size_t kSharedPerBlockMax = 227 * 1024;  // H100: opt-in limit per block
+constexpr size_t kSharedPerBlockMax = kMaxSharedBytesPerBlock;
 
 template <int kConfig>
 struct ResidentBudget {

@@ -27,7 +27,7 @@
 #include <cstdint>
 
 #include "kernels/histogram/fast_divide.h"
-#include "kernels/histogram/histogram_tuning.h"
+#include "kernels/histogram/tuning.h"
 
 namespace histd::cuda::histogram {
 

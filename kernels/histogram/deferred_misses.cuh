@@ -37,7 +37,7 @@
 #include "kernels/histogram/deferred_layout.h"
 #include "kernels/histogram/exact_bin_ops.cuh"
 #include "kernels/histogram/histogram_accumulate.h"
-#include "kernels/histogram/histogram_tuning.h"
+#include "kernels/histogram/tuning.h"
 #include "kernels/histogram/tile_view.cuh"
 
 namespace histd::cuda::histogram {

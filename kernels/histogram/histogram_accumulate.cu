@@ -14,6 +14,7 @@
 
 #include "absl/strings/str_format.h"
 #include "kernels/common/cuda_status.h"
+#include "kernels/common/device_limits.h"
 #include "kernels/common/dependent_launch.cuh"
 #include "kernels/common/device_sms.h"
 #include "kernels/common/resident_blocks.cuh"
@@ -23,7 +24,7 @@
 #include "kernels/histogram/cluster_resident.h"
 #include "kernels/histogram/deferred_layout.h"
 #include "kernels/histogram/deferred_misses.cuh"
-#include "kernels/histogram/histogram_tuning.h"
+#include "kernels/histogram/tuning.h"
 #include "kernels/histogram/tile_windows.cuh"
 #include "model/histogram_types.h"
 
@@ -33,7 +34,7 @@ namespace {
 
 constexpr int kPlanThreads = 1024;
 constexpr size_t kSharedPerSm = 228 * 1024;       // H100: shared memory per SM
-constexpr size_t kSharedPerBlockMax = 227 * 1024; // H100: opt-in limit per block
+constexpr size_t kSharedPerBlockMax = kMaxSharedBytesPerBlock;
 constexpr size_t kReservedPerBlock = 1024;        // runtime's per-block reservation
 
 // Shared-memory budget of each config, checked at compile time (docs/development.md, "Style" 3).
@@ -387,7 +388,7 @@ absl::Status LaunchConfig(int config, HotWindowParams p, uint64_t tile_bound, in
   }
 }
 
-// The launch's tile (ChooseTileSamples, histogram_tuning.h): small launches take small
+// The launch's tile (ChooseTileSamples, kernels/histogram/tuning.h): small launches take small
 // tiles so that every resident block has one (a 1 MiB ingest message is 2^18 samples, one
 // default tile, i.e. one block on one SM); large launches take the tile that fills the GPU
 // in the fewest waves, each tile paying its window choice, clear and merge once.

@@ -61,7 +61,7 @@ struct HistogramOutflow {
 };
 
 enum class HistogramStrategy : uint8_t {
-  kAuto,        // the production choice (histogram_tuning.h): kBucketed for launches of at
+  kAuto,        // the production choice (kernels/histogram/tuning.h): kBucketed for launches of at
                 // most kAutoBucketedMaxSamples samples and kBucketMaxItems items; kGlobalOnly
                 // for other launches of at most kAutoGlobalOnlyMaxSamples; else kHotWindow
                 // with kDefaultHotWindowConfig
@@ -84,11 +84,11 @@ enum class HistogramStrategy : uint8_t {
 // Knobs for tests and benchmarks; defaults are the production choice.
 struct HistogramAccumulateOptions {
   HistogramStrategy strategy = HistogramStrategy::kAuto;
-  int config = -1;               // index into kHotWindowConfigs (histogram_tuning.h), into
+  int config = -1;               // index into kHotWindowConfigs (kernels/histogram/tuning.h), into
                                  // kClusterResidentConfigs with kClusterResident, or into
                                  // kBucketedConfigs with kBucketed; -1 = default
   uint32_t tile_samples = 0;     // samples per block tile; 0 = chosen per launch
-                                 // (ChooseTileSamples, histogram_tuning.h)
+                                 // (ChooseTileSamples, kernels/histogram/tuning.h)
   uint32_t max_window_bins = 0;  // clamp the hot window (tests force misses); 0 = capacity
   int miss_guess = -1;           // misses: 0 load + CAS, 1 CAS guessing 0 first; -1 = default
   uint32_t defer_bins_per_miss = 0;  // configs that defer misses: a tile defers when its item
@@ -142,14 +142,14 @@ class HistogramAccumulate {
   // Enqueues the work on `stream`. Every launch is checked; errors carry the CUDA name.
   absl::Status run(const HistogramAccumulateArgs& args, void* workspace, cudaStream_t stream);
   // Whether run() takes the bucketed strategy: kBucketed, or kAuto for small launches
-  // (histogram_tuning.h). Benchmarks ask it to read the right timeline.
+  // (kernels/histogram/tuning.h). Benchmarks ask it to read the right timeline.
   static bool UsesBucketed(const HistogramAccumulateArgs& args);
   // Whether run() takes the work list from host_work as a kernel parameter and never reads
   // `work` (whose contents may then be left stale).
   static bool TakesWorkByValue(const HistogramAccumulateArgs& args);
 
  private:
-  // kClusterResident, or kAuto where the dispatch rule (histogram_tuning.h) picks it.
+  // kClusterResident, or kAuto where the dispatch rule (kernels/histogram/tuning.h) picks it.
   static bool UsesClusterResident(const HistogramAccumulateArgs& args);
 };
 

@@ -17,7 +17,7 @@
 #include "kernels/histogram/deferred_fold_parts.cuh"
 #include "kernels/histogram/deferred_layout.h"
 #include "kernels/histogram/histogram_accumulate.h"
-#include "kernels/histogram/histogram_tuning.h"
+#include "kernels/histogram/tuning.h"
 #include "kernels/histogram/tile_view.cuh"
 
 namespace histd::cuda::histogram {
@@ -38,7 +38,7 @@ struct TileWindowParams {
 };
 
 // Whether plan tile t (of an item of item_tiles tiles) stages its window's counts for the
-// second kernel instead of merging them (kStagedWindowSlots, histogram_tuning.h): its misses
+// second kernel instead of merging them (kStagedWindowSlots, kernels/histogram/tuning.h): its misses
 // are deferred, so that its item has a second-kernel unit for every range (the planner
 // reserves them wherever DefersMisses can hold); it has a slot; its item has at most
 // kMaxStagedTilesPerItem tiles; and every 16-byte chunk of the histogram lies wholly inside

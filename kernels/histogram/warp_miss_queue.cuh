@@ -6,7 +6,7 @@
 
 #include "kernels/histogram/deferred_misses.cuh"
 #include "kernels/histogram/exact_bin_ops.cuh"
-#include "kernels/histogram/histogram_tuning.h"
+#include "kernels/histogram/tuning.h"
 #include "kernels/histogram/tile_view.cuh"
 
 namespace histd::cuda::histogram {

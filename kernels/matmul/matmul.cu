@@ -1,6 +1,6 @@
 // Host side of the FP32 matmul: validation, path / tile / split-k choice, workspace sizing,
 // launches with their checks. Contract: matmul.h. Kernels: kernel_matmul.cuh (shells),
-// block_gemm.cuh (SIMT tile), skinny_gemm.cuh (small m / small n). Tunings: tuning_matmul.h.
+// block_gemm.cuh (SIMT tile), skinny_gemm.cuh (small m / small n). Tunings: kernels/matmul/tuning.h.
 #include "kernels/common/device_sms.h"
 #include "kernels/matmul/matmul.h"
 
@@ -12,7 +12,7 @@
 #include "kernels/common/cuda_status.h"
 #include "kernels/matmul/kernel_matmul.cuh"
 #include "kernels/matmul/skinny_gemm.cuh"
-#include "kernels/matmul/tuning_matmul.h"
+#include "kernels/matmul/tuning.h"
 
 namespace histd::cuda {
 namespace {

@@ -20,7 +20,7 @@
 // same inputs on the same device give the same bits. The split-k reduction (small-m path)
 // adds its partial sums in a fixed order too.
 //
-// Paths (tile configurations in tuning_matmul.h, chosen per shape by the dispatch):
+// Paths (tile configurations in kernels/matmul/tuning.h, chosen per shape by the dispatch):
 //   * kSimt*     2D block tiling, warp tiling, 8x8 outputs per thread, cp.async multi-stage
 //                shared-memory pipeline (B by 16-byte copies when aligned, A transposed on
 //                the fly by 4-byte copies), vectorized epilogue where aligned.

@@ -21,7 +21,7 @@
 
 #include "kernels/common/dependent_launch.cuh"
 #include "kernels/reduce_scan/device_types.cuh"
-#include "kernels/reduce_scan/tuning.cuh"
+#include "kernels/reduce_scan/tuning.h"
 #include "kernels/reduce_scan/warp_block.cuh"
 
 namespace histd::cuda::reduce_scan {

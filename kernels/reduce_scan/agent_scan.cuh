@@ -33,7 +33,7 @@
 #include "kernels/reduce_scan/chained_prefix.cuh"
 #include "kernels/reduce_scan/device_types.cuh"
 #include "kernels/reduce_scan/tile_prefix.cuh"
-#include "kernels/reduce_scan/tuning.cuh"
+#include "kernels/reduce_scan/tuning.h"
 #include "kernels/reduce_scan/warp_block.cuh"
 
 namespace histd::cuda::reduce_scan {

@@ -12,7 +12,7 @@
 #include "kernels/common/cuda_status.h"
 #include "kernels/reduce_scan/agent_reduce.cuh"
 #include "kernels/reduce_scan/reduce.h"
-#include "kernels/reduce_scan/tuning.cuh"
+#include "kernels/reduce_scan/tuning.h"
 
 namespace histd::cuda::reduce_scan {
 

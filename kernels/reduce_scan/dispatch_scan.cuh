@@ -15,7 +15,7 @@
 #include "kernels/reduce_scan/dispatch_reduce.cuh"
 #include "kernels/reduce_scan/scan.h"
 #include "kernels/reduce_scan/tile_prefix.cuh"
-#include "kernels/reduce_scan/tuning.cuh"
+#include "kernels/reduce_scan/tuning.h"
 
 namespace histd::cuda::reduce_scan {
 

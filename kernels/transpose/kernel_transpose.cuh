@@ -105,7 +105,7 @@ __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm) TileTra
 
 // One block per tile, no pipelining (the seed's structure): load, park, barrier, store.
 // Measured better than the persistent kernel where rows are not 16-byte aligned (odd pitches,
-// 8-byte elements): see tuning_transpose.h.
+// 8-byte elements): see kernels/transpose/tuning.h.
 template <class Tile>
 __global__ void __launch_bounds__(Tile::kThreads, Tile::kMinBlocksPerSm) OneTileKernel(Problem p) {
   typename Tile::Smem& smem = TileSmem<Tile>();

@@ -1,5 +1,6 @@
 // Host side of the production transpose: validation, path choice, launch, launch check.
 // Contract and usage: transpose.h. Kernels: kernel_transpose.cuh, block_transpose.cuh.
+#include "kernels/common/device_limits.h"
 #include "kernels/common/device_sms.h"
 #include "kernels/transpose/transpose.h"
 
@@ -13,7 +14,7 @@
 #include "kernels/common/resident_blocks.cuh"
 #include "kernels/transpose/block_transpose_bytes_async.cuh"
 #include "kernels/transpose/kernel_transpose.cuh"
-#include "kernels/transpose/tuning_transpose.h"
+#include "kernels/transpose/tuning.h"
 
 namespace histd::cuda {
 namespace {
@@ -116,7 +117,7 @@ absl::Status LaunchAsyncBytes(const TransposeArgs& r, const char* name, cudaStre
                               int64_t group_tile_rows = 0) {
   using Tile = transpose_detail::AsyncBytesTile<Tuning>;
   constexpr auto kernel = transpose_detail::AsyncBytesTransposeKernel<Tile>;
-  static_assert(Tile::kSmemBytes <= 227 * 1024, "ring exceeds an SM's shared memory");
+  static_assert(Tile::kSmemBytes <= kMaxSharedBytesPerBlock, "ring exceeds an SM's shared memory");
   const absl::StatusOr<int> per_sm = ResidentBlocksPerSm<kernel>(Tile::kThreads, Tile::kSmemBytes);
   if (!per_sm.ok()) return per_sm.status();
   const int64_t tiles = ((r.rows + Tile::kTileRows - 1) / Tile::kTileRows) *

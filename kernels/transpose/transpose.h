@@ -17,7 +17,7 @@
 // Pointers are device pointers. The op is asynchronous on `stream`; errors come back as
 // absl::Status carrying the CUDA error's name.
 //
-// Paths (chosen by the dispatch, tunings in tuning_transpose.h):
+// Paths (chosen by the dispatch, tunings in kernels/transpose/tuning.h):
 //   * kStridedCopy   rows == 1 or cols == 1: a transpose is a (strided) copy.
 //   * kBytes4x4      1-byte elements, 4-byte aligned rows: each thread loads 4x4-byte blocks as
 //                    words, transposes them in registers (__byte_perm), tile through shared.

@@ -1,11 +1,11 @@
-// ChooseTileSamples (histogram_tuning.h): the hot-window launch's tile, from the launch's
+// ChooseTileSamples (kernels/histogram/tuning.h): the hot-window launch's tile, from the launch's
 // size alone, for the shapes the benchmark measured on the H100 (132 SMs, one block each).
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <random>
 
-#include "kernels/histogram/histogram_tuning.h"
+#include "kernels/histogram/tuning.h"
 
 namespace histd::cuda::histogram {
 namespace {

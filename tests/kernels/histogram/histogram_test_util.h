@@ -16,7 +16,7 @@
 
 #include "kernels/common/device_buffer.h"
 #include "kernels/histogram/histogram_accumulate.h"
-#include "kernels/histogram/histogram_tuning.h"
+#include "kernels/histogram/tuning.h"
 #include "model/histogram_types.h"
 #include "tests/kernels/gpu_test_util.h"
 

@@ -11,7 +11,7 @@
 #include "kernels/common/cuda_status.h"
 #include "kernels/common/device_buffer.h"
 #include "kernels/reduce_scan/scan.h"
-#include "kernels/reduce_scan/tuning.cuh"
+#include "kernels/reduce_scan/tuning.h"
 #include "tests/kernels/gpu_test_util.h"
 #include "tests/kernels/reduce_scan/reference.h"
 #include "tests/kernels/reduce_scan/scan_check.h"

@@ -28,13 +28,13 @@
 
 namespace histd::cuda {
 
-class CudaIngestPipeline {
+class CudaBatchQueue {
  public:
   static constexpr int kStreams = 2;
   static constexpr int kSlots = 3;
 
-  static absl::StatusOr<std::unique_ptr<CudaIngestPipeline>> Create(int device);
-  ~CudaIngestPipeline();
+  static absl::StatusOr<std::unique_ptr<CudaBatchQueue>> Create(int device);
+  ~CudaBatchQueue();
 
   void Submit(const StagingBuffer& staging, std::vector<IngestItem> items, Engine::ApplyDone done);
 
@@ -64,7 +64,7 @@ class CudaIngestPipeline {
     absl::Status status;
   };
 
-  CudaIngestPipeline(int device) : device_(device) {}
+  CudaBatchQueue(int device) : device_(device) {}
   absl::Status Init();
   // Enqueues the batch on the slot's stream; on error nothing is left in flight. The
   // histogram launch waits for `previous_applied` (the previous batch's launch, on the

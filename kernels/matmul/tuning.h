@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include "kernels/common/device_limits.h"
 #include "kernels/matmul/matmul.h"
 
 namespace histd::cuda::matmul_tuning {
@@ -30,7 +31,7 @@ struct SimtTile {
   static_assert(BM % WM == 0 && BN % WN == 0 && BK % 8 == 0 && BM % 32 == 0, "tile shape");
   static_assert((BM * BK) % kThreads == 0 && (BK * BN / 4) % kThreads == 0 && (BK * BN) % kThreads == 0,
                 "every thread issues the same number of copies");
-  static_assert(kSmemBytes <= 227 * 1024, "shared-memory budget of an H100 SM");
+  static_assert(kSmemBytes <= kMaxSharedBytesPerBlock, "shared-memory budget of an H100 SM");
 };
 
 using Simt128x128 = SimtTile<128, 128, 8, 32, 64, 4>;

@@ -1,4 +1,4 @@
-#include "engine/cuda/cuda_ingest_pipeline.h"
+#include "engine/cuda/cuda_batch_queue.h"
 
 #include <algorithm>
 #include <cstring>
@@ -33,14 +33,14 @@ absl::Status GrowPinned(PinnedBuffer& buffer, size_t bytes) {
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<CudaIngestPipeline>> CudaIngestPipeline::Create(int device) {
-  std::unique_ptr<CudaIngestPipeline> pipeline(new CudaIngestPipeline(device));
+absl::StatusOr<std::unique_ptr<CudaBatchQueue>> CudaBatchQueue::Create(int device) {
+  std::unique_ptr<CudaBatchQueue> pipeline(new CudaBatchQueue(device));
   HISTD_RETURN_IF_ERROR(pipeline->Init());
   pipeline->completion_thread_ = std::thread([p = pipeline.get()] { p->CompletionLoop(); });
   return pipeline;
 }
 
-absl::Status CudaIngestPipeline::Init() {
+absl::Status CudaBatchQueue::Init() {
   HISTD_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));
   for (int s = 0; s < kStreams; ++s) {
     HISTD_CUDA_RETURN_IF_ERROR(cudaStreamCreateWithFlags(&streams_[s], cudaStreamNonBlocking));
@@ -62,7 +62,7 @@ absl::Status CudaIngestPipeline::Init() {
   return absl::OkStatus();
 }
 
-CudaIngestPipeline::~CudaIngestPipeline() {
+CudaBatchQueue::~CudaBatchQueue() {
   {
     absl::MutexLock lock(&mu_);
     stopping_ = true;
@@ -81,7 +81,7 @@ CudaIngestPipeline::~CudaIngestPipeline() {
   if (exclusive_event_) cudaEventDestroy(exclusive_event_);
 }
 
-void CudaIngestPipeline::Submit(const StagingBuffer& staging, std::vector<IngestItem> items,
+void CudaBatchQueue::Submit(const StagingBuffer& staging, std::vector<IngestItem> items,
                                 Engine::ApplyDone done) {
   int index;
   cudaStream_t stream;
@@ -105,7 +105,7 @@ void CudaIngestPipeline::Submit(const StagingBuffer& staging, std::vector<Ingest
   }
 }
 
-absl::Status CudaIngestPipeline::Enqueue(Slot& slot, cudaStream_t stream,
+absl::Status CudaBatchQueue::Enqueue(Slot& slot, cudaStream_t stream,
                                          cudaEvent_t previous_applied,
                                          const StagingBuffer& staging,
                                          const std::vector<IngestItem>& items) {
@@ -175,7 +175,7 @@ absl::Status CudaIngestPipeline::Enqueue(Slot& slot, cudaStream_t stream,
   return absl::OkStatus();
 }
 
-void CudaIngestPipeline::CompletionLoop() {
+void CudaBatchQueue::CompletionLoop() {
   NameCurrentThread("histd-gpu-done");
   cudaSetDevice(device_);
   for (;;) {
@@ -183,7 +183,7 @@ void CudaIngestPipeline::CompletionLoop() {
     {
       absl::MutexLock lock(&mu_);
       mu_.Await(absl::Condition(
-          +[](CudaIngestPipeline* p) ABSL_EXCLUSIVE_LOCKS_REQUIRED(p->mu_) {
+          +[](CudaBatchQueue* p) ABSL_EXCLUSIVE_LOCKS_REQUIRED(p->mu_) {
             return p->stopping_ || !p->in_flight_.empty();
           },
           this));
@@ -227,7 +227,7 @@ void CudaIngestPipeline::CompletionLoop() {
   }
 }
 
-absl::Status CudaIngestPipeline::OrderExclusive(cudaStream_t stream,
+absl::Status CudaBatchQueue::OrderExclusive(cudaStream_t stream,
                                                 absl::FunctionRef<absl::Status()> enqueue) {
   absl::MutexLock lock(&mu_);
   for (int s = 0; s < kStreams; ++s) {
@@ -242,7 +242,7 @@ absl::Status CudaIngestPipeline::OrderExclusive(cudaStream_t stream,
   return absl::OkStatus();
 }
 
-EngineStats CudaIngestPipeline::stats() const {
+EngineStats CudaBatchQueue::stats() const {
   absl::MutexLock lock(&mu_);
   return stats_;
 }

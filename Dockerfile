@@ -3,7 +3,7 @@
 # the NVIDIA container toolkit at run time).
 #   docker build -t histd .                       # CUDA engine for sm_90 (H100/H200)
 #   docker build --build-arg HISTD_CUDA=0 -t histd-cpu .   # CPU engine only
-#   docker run --gpus all -p 7440:7440 histd
+#   docker run --gpus all -p 7440:7440 -p 9440:9440 histd
 ARG DEBIAN_IMAGE=debian:12
 FROM ${DEBIAN_IMAGE} AS build
 ARG HISTD_CUDA=1
@@ -36,8 +36,9 @@ RUN bash /opt/histd/install-deps.sh --runtime && rm -rf /var/lib/apt/lists/* && 
     install -d -o histd -g histd /var/lib/histd
 COPY --from=build /build/server/histd /build/client/histctl /usr/local/bin/
 USER histd
-EXPOSE 7440
+# 7440: gRPC; 9440: the HTTP endpoint (/metrics, /healthz, /readyz).
+EXPOSE 7440 9440
 # Where --snapshot_path should point to keep histograms across container restarts.
 VOLUME /var/lib/histd
 # Containers listen on every interface; the binary's own default is loopback.
-ENTRYPOINT ["/usr/local/bin/histd", "--address=0.0.0.0:7440"]
+ENTRYPOINT ["/usr/local/bin/histd", "--address=0.0.0.0:7440", "--http_address=0.0.0.0:9440"]

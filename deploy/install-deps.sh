@@ -7,8 +7,9 @@
 # the CUDA engine and kernels are built too. clang, its runtimes (libFuzzer, ASan, UBSan) and
 # llvm (llvm-symbolizer, for readable sanitizer stacks) serve deploy/test-sanitize.sh.
 # cpp-httplib serves the daemon's HTTP endpoint (/metrics, /healthz, /readyz); prometheus is
-# the real server tests/e2e/metrics_test.sh scrapes the daemon with; chromium is the headless
-# browser client/python/tests/test_page.py loads the web page in.
+# the real server tests/e2e/metrics_test.sh scrapes the daemon with, and its promtool checks
+# the Grafana dashboard's queries (tests/deploy/); chromium is the headless browser
+# client/python/tests/test_page.py loads the web page in.
 set -euo pipefail
 if [ "${1:-}" = "--runtime" ]; then
   packages=(ca-certificates libgrpc++1.51 libgrpc29 libprotobuf32 libabsl20220623 libpng16-16

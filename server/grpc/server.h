@@ -8,7 +8,9 @@
 //                                host:port (server/http/): it serves from the start of Start,
 //                                /readyz saying "starting" or "restoring the snapshot" until
 //                                the gRPC server listens, and "draining" once Shutdown begins;
-//                                /metrics has the daemon's families once Start has returned.
+//                                /metrics has the daemon's families once Start has returned;
+//                                pages that read histograms join (HttpServer::AddRoutes) once
+//                                the store and engine exist.
 //   Shutdown(grace)              health NOT_SERVING; every ingest stream gets the shutdown
 //                                notice after the acks of what it sent before (applied), and
 //                                ends when its producer half-closes; later messages are

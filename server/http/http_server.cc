@@ -47,9 +47,17 @@ void HttpRoutes::Add(std::string path, HttpHandler handler) {
 }
 
 void HttpRoutes::AddPrefix(std::string prefix, HttpHandler handler) {
+  prefixes_.erase(std::remove_if(prefixes_.begin(), prefixes_.end(),
+                                 [&](const auto& route) { return route.first == prefix; }),
+                  prefixes_.end());
   prefixes_.emplace_back(std::move(prefix), std::move(handler));
   std::sort(prefixes_.begin(), prefixes_.end(),
             [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
+}
+
+void HttpRoutes::Merge(const HttpRoutes& other) {
+  for (const auto& [path, handler] : other.exact_) Add(path, handler);
+  for (const auto& [prefix, handler] : other.prefixes_) AddPrefix(prefix, handler);
 }
 
 const HttpHandler* HttpRoutes::Find(absl::string_view path, std::string* rest) const {
@@ -91,7 +99,8 @@ absl::Status SplitHostPort(const std::string& address, const char* flag, std::st
 }
 
 HttpServer::HttpServer(HttpRoutes routes)
-    : routes_(std::move(routes)), server_(std::make_unique<httplib::Server>()) {}
+    : routes_(std::make_shared<const HttpRoutes>(std::move(routes))),
+      server_(std::make_unique<httplib::Server>()) {}
 
 HttpServer::~HttpServer() { Stop(); }
 
@@ -112,7 +121,10 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(const std::string&
   HttpServer* self = http.get();
   svr.set_pre_routing_handler([self](const httplib::Request& req, httplib::Response& res) {
     if (req.method != "GET" && req.method != "HEAD") {
-      return httplib::Server::HandlerResponse::Unhandled;  // httplib answers 404
+      res.status = 405;
+      res.set_header("Allow", "GET, HEAD");
+      res.set_content("read-only: GET or HEAD\n", "text/plain; charset=utf-8");
+      return httplib::Server::HandlerResponse::Handled;
     }
     HttpRequest request;
     request.method = req.method;
@@ -154,9 +166,21 @@ void HttpServer::Stop() {
   listener_.join();
 }
 
+void HttpServer::AddRoutes(const HttpRoutes& routes) {
+  absl::MutexLock lock(&mu_);
+  auto merged = std::make_shared<HttpRoutes>(*routes_);
+  merged->Merge(routes);
+  routes_ = std::move(merged);
+}
+
 HttpResponse HttpServer::Dispatch(const HttpRequest& request) const {
+  std::shared_ptr<const HttpRoutes> routes;
+  {
+    absl::MutexLock lock(&mu_);
+    routes = routes_;
+  }
   std::string rest;
-  const HttpHandler* handler = routes_.Find(request.path, &rest);
+  const HttpHandler* handler = routes->Find(request.path, &rest);
   if (handler == nullptr) return HttpResponse::Text(404, "not found\n");
   if (rest.empty()) return (*handler)(request);
   HttpRequest with_rest = request;

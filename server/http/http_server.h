@@ -9,14 +9,19 @@
 //
 // Pages live in server/http/ beside this file, each adding its routes; handlers see only
 // HttpRequest and HttpResponse (no httplib, no gRPC types). The endpoint is read-only: GET
-// and HEAD are routed (HEAD answers GET's headers), other methods get 404 (httplib's
-// answer), unknown paths 404. Requests are bounded: 8 KiB request line and headers
+// and HEAD are routed (HEAD answers GET's headers), other methods get 405 (a body is never
+// read), unknown paths 404. Requests are bounded: 8 KiB request line and headers
 // (httplib's limits), no body read, 5 s to read a request or write a response, a kept-alive
 // connection closed after 5 s idle or 5 requests; `threads` connections are served at once,
 // the rest wait in the kernel's backlog.
 //
-// Thread safety: handlers run on the server's threads, concurrently; the route table is
-// fixed at Start. Stop (and the destructor) wait for running handlers.
+// Routes can be added while serving (AddRoutes): the daemon starts the endpoint with its
+// probes and /metrics before anything else, and adds the pages that read histograms once
+// the store and engine exist.
+//
+// Thread safety: handlers run on the server's threads, concurrently. AddRoutes may be called
+// from any thread; a request is routed by the table as it was when the request arrived.
+// Stop (and the destructor) wait for running handlers.
 #pragma once
 
 #include <functional>
@@ -27,7 +32,9 @@
 #include <utility>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/strings/string_view.h"
 
 namespace httplib {
@@ -61,10 +68,12 @@ using HttpHandler = std::function<HttpResponse(const HttpRequest&)>;
 
 class HttpRoutes {
  public:
-  // `path` exactly, e.g. "/metrics".
+  // `path` exactly, e.g. "/metrics". A later Add of the same path replaces it.
   void Add(std::string path, HttpHandler handler);
   // Every path that starts with `prefix` (which ends in '/'), e.g. "/render/".
   void AddPrefix(std::string prefix, HttpHandler handler);
+  // Adds every route of `other` (replacing equal paths and prefixes).
+  void Merge(const HttpRoutes& other);
 
   // The handler for `path` (exact routes first, then the longest prefix), with *rest set to
   // what follows a prefix; null when none matches.
@@ -87,6 +96,8 @@ class HttpServer {
 
   // The bound host:port.
   const std::string& address() const { return address_; }
+  // Serves `routes` too, from now on.
+  void AddRoutes(const HttpRoutes& routes);
   // Stops accepting and waits for the handlers running now. Idempotent.
   void Stop();
 
@@ -94,7 +105,8 @@ class HttpServer {
   HttpServer(HttpRoutes routes);
   HttpResponse Dispatch(const HttpRequest& request) const;
 
-  const HttpRoutes routes_;
+  mutable absl::Mutex mu_;
+  std::shared_ptr<const HttpRoutes> routes_ ABSL_GUARDED_BY(mu_);  // replaced, never changed
   std::unique_ptr<httplib::Server> server_;
   std::thread listener_;
   std::string address_;

@@ -100,6 +100,21 @@ TEST(HttpServerTest, RoutesExactPathsAndTheLongestPrefix) {
   EXPECT_EQ(Get(address, "/render").status, 404);  // the prefix is "/render/"
 }
 
+TEST(HttpServerTest, RoutesAddedWhileServingAreServedFromThen) {
+  HttpRoutes first;
+  first.Add("/a", [](const HttpRequest&) { return HttpResponse::Text(200, "a1"); });
+  absl::StatusOr<std::unique_ptr<HttpServer>> http = HttpServer::Start("127.0.0.1:0", first, 2);
+  ASSERT_TRUE(http.ok()) << http.status();
+  const std::string address = (*http)->address();
+  EXPECT_EQ(Get(address, "/b/x").status, 404);
+  HttpRoutes later;
+  later.AddPrefix("/b/", [](const HttpRequest& r) { return HttpResponse::Text(200, r.path_rest); });
+  later.Add("/a", [](const HttpRequest&) { return HttpResponse::Text(200, "a2"); });
+  (*http)->AddRoutes(later);
+  EXPECT_EQ(Get(address, "/b/x").body, "x");
+  EXPECT_EQ(Get(address, "/a").body, "a2");  // replaced
+}
+
 TEST(HttpServerTest, HeadHasGetsHeadersAndNoBody) {
   absl::StatusOr<std::unique_ptr<HttpServer>> http =
       HttpServer::Start("127.0.0.1:0", TestRoutes(), 1);
@@ -110,14 +125,21 @@ TEST(HttpServerTest, HeadHasGetsHeadersAndNoBody) {
   EXPECT_EQ(r.body, "");
 }
 
-TEST(HttpServerTest, WritesAreNotRouted) {
+TEST(HttpServerTest, OnlyGetAndHeadAreServed) {
   absl::StatusOr<std::unique_ptr<HttpServer>> http =
       HttpServer::Start("127.0.0.1:0", TestRoutes(), 1);
   ASSERT_TRUE(http.ok()) << http.status();
+  for (const char* method : {"POST", "PUT", "DELETE", "PATCH", "OPTIONS"}) {
+    const Reply r = Send((*http)->address(), absl::StrCat(method, " /plain HTTP/1.1\r\nHost: t\r\n"
+                                                          "Connection: close\r\n\r\n"));
+    EXPECT_EQ(r.status, 405) << method;
+    EXPECT_NE(r.head.find("Allow: GET, HEAD"), std::string::npos) << method << r.head;
+  }
+  // With a body (never read): refused the same, before any handler runs.
   const Reply r = Send((*http)->address(),
                        "POST /plain HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\n"
                        "Connection: close\r\n\r\nabc");
-  EXPECT_NE(r.status, 200);
+  EXPECT_EQ(r.status, 405);
   EXPECT_EQ(r.body.find("probe"), std::string::npos);
 }
 

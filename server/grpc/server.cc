@@ -154,7 +154,6 @@ absl::StatusOr<std::unique_ptr<HistdServer>> HistdServer::Start(Options options)
     server->metrics_ = std::make_unique<DaemonMetrics>();
     HttpRoutes routes;
     AddOpsPages(&server->metrics_->registry(), &server->readiness_, &routes);
-    AddViewPages(&server->view_ctx_, &routes);
     absl::StatusOr<std::unique_ptr<HttpServer>> http =
         HttpServer::Start(o.http.address, std::move(routes), o.http.threads);
     if (!http.ok()) return http.status();
@@ -234,7 +233,11 @@ absl::StatusOr<std::unique_ptr<HistdServer>> HistdServer::Start(Options options)
   ctx.metrics = server->metrics_.get();
   HistdServer* const self = server.get();
   ctx.write_snapshot = [self]() { return self->Snapshot("requested"); };
-  server->view_ctx_.store(&ctx, std::memory_order_release);  // the view pages serve from now
+  if (server->http_ != nullptr) {  // the pages that read histograms, now that they exist
+    HttpRoutes view_pages;
+    AddViewPages(&ctx, &view_pages);
+    server->http_->AddRoutes(view_pages);
+  }
   server->histograms_service_ = std::make_unique<HistogramsService>(&ctx);
   server->ingest_service_ = std::make_unique<IngestService>(&ctx);
   server->query_service_ = std::make_unique<QueryService>(&ctx);

@@ -27,7 +27,6 @@
 // (later calls wait for the first). The destructor shuts down with zero grace if needed.
 #pragma once
 
-#include <atomic>
 #include <memory>
 #include <string>
 #include <thread>
@@ -120,8 +119,6 @@ class HistdServer {
   absl::Notification shutdown_done_;
   absl::Status shutdown_status_;  // written before shutdown_done_ is notified
 
-  // What the view pages read (server/http/view_pages.h): null until ctx_ is ready.
-  std::atomic<ServiceContext*> view_ctx_{nullptr};
   // Last: stopped first, while everything its pages read is alive.
   std::unique_ptr<HttpServer> http_;
   std::string http_address_;

@@ -107,11 +107,9 @@ std::string AxisJson(const std::optional<AxisRange>& axis) {
   return absl::StrCat("[", Number(axis->lo), ",", Number(axis->hi), "]");
 }
 
-// Runs `body` with the daemon's context and a query permit, or answers why it cannot.
+// Runs `body` with the daemon's context (and a query permit), or answers why it cannot.
 template <typename Body>
-HttpResponse WithContext(const std::atomic<ServiceContext*>* holder, bool needs_permit, Body body) {
-  ServiceContext* ctx = holder->load(std::memory_order_acquire);
-  if (ctx == nullptr) return FromStatus(absl::UnavailableError("the daemon is starting"));
+HttpResponse WithContext(ServiceContext* ctx, bool needs_permit, Body body) {
   std::optional<ConcurrencyLimit::Permit> permit;
   if (needs_permit) {
     absl::StatusOr<ConcurrencyLimit::Permit> p = ctx->queries.TryAcquire();
@@ -262,7 +260,7 @@ absl::StatusOr<RenderSpec> RenderSpecFromQuery(const std::string& name,
   return spec;
 }
 
-void AddViewPages(const std::atomic<ServiceContext*>* ctx, HttpRoutes* routes) {
+void AddViewPages(ServiceContext* ctx, HttpRoutes* routes) {
   routes->Add("/", Page);
   routes->AddPrefix("/histogram/", Page);
   routes->Add("/api/histograms", [ctx](const HttpRequest&) {

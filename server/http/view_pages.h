@@ -14,14 +14,14 @@
 //                                  and n x 1 views)
 // A range a:b is half-open; either side may be empty (the dimension's start or end).
 // Errors: 400 for a bad parameter (INVALID_ARGUMENT), 404 for an unknown histogram, 429
-// beyond --max_concurrent_queries or a budget, 503 while the daemon starts or stops; the body
+// beyond --max_concurrent_queries or a budget, 503 for UNAVAILABLE; the body
 // names the problem. Renders and views hold a query permit while they run, like RPCs.
+// The daemon adds these routes once its store and engine exist (HttpServer::AddRoutes).
 //
-// Thread safety: handlers run concurrently on the HTTP server's threads; `ctx` is read
-// atomically: null until the daemon's store and engine exist (503 meanwhile).
+// Thread safety: handlers run concurrently on the HTTP server's threads; `ctx` must outlive
+// the routes' server.
 #pragma once
 
-#include <atomic>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -33,7 +33,7 @@
 
 namespace histd::server {
 
-void AddViewPages(const std::atomic<ServiceContext*>* ctx, HttpRoutes* routes);
+void AddViewPages(ServiceContext* ctx, HttpRoutes* routes);
 
 // The render a /render/<name>.png request asks for (name from the path, without ".png").
 // Exposed for tests.

@@ -96,3 +96,23 @@ def test_token_metadata_on_aio_calls(daemon):
         assert client._config.metadata == (("authorization", "Bearer abc"),)
         await client.list()   # the daemon ignores it until the security issue lands
     run(body, daemon, token="abc")
+
+
+def test_render_and_watch(daemon, name):
+    async def body(client):
+        h = await client.create(name, 20, 40)
+        await h.fill(np.repeat(np.arange(800), np.arange(800) % 3))
+        png = await h.render(80, 20, bare=True)
+        assert png[1:4] == b"PNG"
+        views = h.watch((5, 8), interval=0.1)
+        first = await views.__anext__()
+        bins = (await h.values()).astype(np.uint32)
+        want = np.add.reduceat(np.add.reduceat(bins, range(0, 20, 4), axis=0), range(0, 40, 5),
+                               axis=1)
+        assert first.sequence == 1 and np.array_equal(first.values, want)
+        await h.fill([0])
+        second = await views.__anext__()
+        assert second.sequence == 2 and second.values[0, 0] == want[0, 0] + 1
+        await views.aclose()
+        await h.delete()
+    run(body, daemon)

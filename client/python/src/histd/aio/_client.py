@@ -8,7 +8,7 @@ with``) on it.
 
 from __future__ import annotations
 
-from typing import Any, List, Optional, Tuple, Union
+from typing import Any, AsyncIterator, List, Optional, Tuple, Union
 
 import grpc
 import numpy as np
@@ -145,6 +145,19 @@ class Client:
         except grpc.RpcError as e:
             raise error_from_rpc(e) from None
         return assembler.result()
+
+    async def _render(self, request: query_pb2.RenderRequest) -> bytes:
+        return bytes((await self._call(self._query.Render, request)).png)
+
+    async def _watch(self, request: query_pb2.WatchRequest) -> AsyncIterator[_calls.View]:
+        call = self._query.Watch(request, **self._config.call_kwargs(stream=True))
+        try:
+            async for update in call:
+                yield _calls.view_result(update)
+        except grpc.RpcError as e:
+            raise error_from_rpc(e) from None
+        finally:
+            call.cancel()
 
     async def _project(self, name: str, axis: str) -> np.ndarray:
         return _calls.project_result(await self._call(

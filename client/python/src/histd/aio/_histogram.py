@@ -7,12 +7,12 @@ the same arguments and results; ``h[key]`` returns an awaitable (``await h[::his
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Awaitable, Optional, Tuple, Union
+from typing import TYPE_CHECKING, Any, AsyncIterator, Awaitable, Optional, Tuple, Union
 
 import numpy as np
 
 from histd import _calls
-from histd._calls import Cycle
+from histd._calls import Cycle, View
 from histd._types import Cdf, HistogramInfo, Quantiles, Range
 from histd._view import RangeArg, Snapshot
 
@@ -105,6 +105,20 @@ class AsyncHistogram:
 
     async def to_boost(self) -> Any:
         return (await self.snapshot()).to_boost()
+
+    async def render(self, width: int = 0, height: int = 0, *, rows: RangeArg = None,
+                     cols: RangeArg = None, scale: str = "linear", zmin: Optional[float] = None,
+                     zmax: Optional[float] = None, pool: str = "sum", bare: bool = False) -> bytes:
+        """As histd.Histogram.render: PNG bytes drawn by the daemon."""
+        return await self._client._render(_calls.render_request(
+            self._spec, width, height, rows, cols, scale, zmin, zmax, pool, bare))
+
+    def watch(self, shape: Tuple[int, int] = (256, 1024), *, rows: RangeArg = None,
+              cols: RangeArg = None, pool: str = "sum",
+              interval: float = 1.0) -> AsyncIterator[View]:
+        """As histd.Histogram.watch, an async iterator: ``async for view in h.watch(): ...``."""
+        return self._client._watch(_calls.watch_request(self._spec, shape, rows, cols, pool,
+                                                        interval))
 
     async def projection(self, axis: str = "x") -> np.ndarray:
         return await self._client._project(self.name, axis)

@@ -38,7 +38,7 @@ Client::Client(const std::string& target, ClientOptions options) : options_(opti
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(options_.max_message_bytes);
   args.SetMaxSendMessageSize(options_.max_message_bytes);
-  channel_ = grpc::CreateCustomChannel(target, grpc::InsecureChannelCredentials(), args);
+  channel_ = CreateChannel(target, options_.security, args);
   histograms_ = histd::v1::Histograms::NewStub(channel_);
   query_ = histd::v1::Query::NewStub(channel_);
   compute_ = histd::v1::Compute::NewStub(channel_);

@@ -18,6 +18,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "client/client_security.h"
 #include "client/ingest_stream.h"
 #include "client/watch_stream.h"
 #include "histd/v1/compute.grpc.pb.h"
@@ -36,6 +37,8 @@ struct ClientOptions {
   absl::Duration rpc_timeout = absl::ZeroDuration();
   // Wait for the channel to connect instead of failing fast with UNAVAILABLE.
   bool wait_for_ready = false;
+  // TLS, client certificate and bearer token (client_security.h: LoadClientSecurity).
+  ClientSecurity security;
 };
 
 // A whole query result: rows x cols elements of dtype, row-major little-endian in bytes.

@@ -41,6 +41,26 @@ ABSL_FLAG(std::string, http_address, kDefaults.http.address,
 ABSL_FLAG(bool, metrics_per_histogram, kDefaults.http.per_histogram_metrics,
           "also export one series per histogram on /metrics (samples, saturated bins): every "
           "histogram name becomes a label value, and each scrape reads every histogram");
+ABSL_FLAG(std::string, tls_cert, kDefaults.security.tls_cert_file,
+          "PEM certificate chain: serve --address over TLS (with --tls_key); re-read when the "
+          "file changes, for new connections");
+ABSL_FLAG(std::string, tls_key, kDefaults.security.tls_key_file,
+          "PEM private key of --tls_cert (unencrypted; re-read with it)");
+ABSL_FLAG(std::string, tls_client_ca, kDefaults.security.tls_client_ca_file,
+          "PEM CA bundle: require client certificates it signed (mutual TLS)");
+ABSL_FLAG(absl::Duration, tls_reload_interval, kDefaults.security.tls_reload_interval,
+          "how often the TLS files are checked for changes");
+ABSL_FLAG(std::string, auth_tokens_file, kDefaults.security.auth_tokens_file,
+          "identities and roles, one per line: 'sha256:<hex of the token> NAME ROLE' or "
+          "'subject:<client certificate CN or SAN> NAME ROLE', ROLE reader, producer or admin; "
+          "re-read when it changes (docs/security.md). Empty: no access control");
+ABSL_FLAG(bool, allow_insecure, kDefaults.security.allow_insecure,
+          "serve a non-loopback --address without TLS and without --auth_tokens_file "
+          "(refused otherwise)");
+ABSL_FLAG(std::string, health_address, kDefaults.health_address,
+          "host:port of a plaintext server answering only grpc.health.v1 (for probes that "
+          "cannot do TLS or tokens); empty: none");
+ABSL_FLAG(bool, reflection, kDefaults.reflection, "serve gRPC server reflection on --address");
 ABSL_FLAG(std::string, engine, "auto", "auto (CUDA when a GPU is visible, else CPU), cpu or cuda");
 ABSL_FLAG(int, cpu_threads, kDefaults.engine.cpu_threads,
           "CPU engine worker threads; 0 = every hardware thread");
@@ -241,6 +261,14 @@ int main(int argc, char** argv) {
   options.address = absl::GetFlag(FLAGS_address);
   options.http.address = absl::GetFlag(FLAGS_http_address);
   options.http.per_histogram_metrics = absl::GetFlag(FLAGS_metrics_per_histogram);
+  options.security.tls_cert_file = absl::GetFlag(FLAGS_tls_cert);
+  options.security.tls_key_file = absl::GetFlag(FLAGS_tls_key);
+  options.security.tls_client_ca_file = absl::GetFlag(FLAGS_tls_client_ca);
+  options.security.tls_reload_interval = absl::GetFlag(FLAGS_tls_reload_interval);
+  options.security.auth_tokens_file = absl::GetFlag(FLAGS_auth_tokens_file);
+  options.security.allow_insecure = absl::GetFlag(FLAGS_allow_insecure);
+  options.health_address = absl::GetFlag(FLAGS_health_address);
+  options.reflection = absl::GetFlag(FLAGS_reflection);
   if (!ParseEngineKind(absl::GetFlag(FLAGS_engine), &options.engine.kind)) {
     histd::server::LogError("bad_flag", {{"flag", "engine"}, {"must_be", "auto, cpu or cuda"}});
     return 2;

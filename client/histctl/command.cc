@@ -29,6 +29,7 @@ std::unique_ptr<client::Client> Invocation::Connect() const {
   options.max_message_bytes = static_cast<int>(std::min<uint64_t>(global.max_message_mib, 2047) << 20);
   if (global.timeout_seconds > 0) options.rpc_timeout = absl::Seconds(global.timeout_seconds);
   options.wait_for_ready = global.wait_for_ready;
+  options.security = global.security;
   return std::make_unique<client::Client>(global.server, options);
 }
 
@@ -42,13 +43,34 @@ void AddGlobalFlags(FlagSet& flags, GlobalOptions* options) {
   flags.Uint("max_message_mib", &options->max_message_mib, "largest gRPC message, MiB");
   flags.Bool("wait_for_ready", &options->wait_for_ready,
              "wait for the server to come up instead of failing at once");
+  client::ClientSecurityFiles& files = options->security_files;
+  flags.Bool("tls", &files.tls, "connect with TLS (implied by the other --tls_ flags)");
+  flags.String("tls_ca", &files.tls_ca,
+               "PEM CA bundle that signed the server's certificate (default: system roots)");
+  flags.String("tls_cert", &files.tls_cert, "PEM client certificate, for mutual TLS");
+  flags.String("tls_key", &files.tls_key, "PEM private key of --tls_cert");
+  flags.String("tls_server_name", &files.tls_server_name,
+               "name to check the server's certificate against (default: --server's host)");
+  flags.String("token_file", &files.token_file,
+               "file holding the bearer token (default: $HISTD_TOKEN)");
   flags.Bool("help", &options->help, "show this help");
   flags.Short('h', "help");
 }
 
 int ReportError(const absl::Status& status, bool usage) {
-  std::fprintf(stderr, "histctl: %s: %s\n", absl::StatusCodeToString(status.code()).c_str(),
-               std::string(status.message()).c_str());
+  std::string what;
+  if (const char* kind = client::FailureKind(status)) {
+    const std::string k = kind;
+    what = k == "connection"    ? " (connection failed: is histd running there? A plaintext "
+                                  "client on a TLS port also ends here: pass --tls_ca)"
+           : k == "certificate" ? " (TLS certificate problem: check --tls_ca, --tls_cert, "
+                                  "--tls_key and --tls_server_name)"
+           : k == "credentials" ? " (credentials refused: check --token_file / $HISTD_TOKEN "
+                                  "or the client certificate)"
+                                : " (role not allowed: ask for an identity with a larger role)";
+  }
+  std::fprintf(stderr, "histctl: %s: %s%s\n", absl::StatusCodeToString(status.code()).c_str(),
+               std::string(status.message()).c_str(), what.c_str());
   return usage ? kExitUsage : kExitError;
 }
 

@@ -3,7 +3,8 @@
 // errors.
 //
 // Exit codes: 0 success; 1 an error from the server or the data (the status code name and
-// message are printed on stderr as "histctl: CODE: message"); 2 a usage error.
+// message are printed on stderr as "histctl: CODE: message", with what failed for a
+// connection, certificate, credentials or role refusal); 2 a usage error.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +16,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "client/histctl/flags.h"
+#include "client/client_security.h"
 #include "client/histd_client.h"
 #include "histd/v1/common.pb.h"
 
@@ -30,6 +32,8 @@ struct GlobalOptions {
   uint64_t max_message_mib = 64;
   bool wait_for_ready = false;
   bool help = false;
+  client::ClientSecurityFiles security_files;  // --tls_ca, --tls_cert, --token_file, ...
+  client::ClientSecurity security;             // what they hold, loaded once flags are parsed
 };
 
 // What a subcommand's Run receives.

@@ -41,7 +41,9 @@ size_t SubcommandIndex(const std::vector<std::string>& args) {
     const std::string& a = args[i];
     if (a.empty() || a[0] != '-') return i;
     if (a.find('=') == std::string::npos &&
-        (a == "--server" || a == "--timeout" || a == "--max_message_mib")) {
+        (a == "--server" || a == "--timeout" || a == "--max_message_mib" || a == "--tls_ca" ||
+         a == "--tls_cert" || a == "--tls_key" || a == "--tls_server_name" ||
+         a == "--token_file")) {
       ++i;
     }
   }
@@ -104,6 +106,10 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "see histctl %s --help\n", command->name);
     return kExitUsage;
   }
+  absl::StatusOr<client::ClientSecurity> security =
+      client::LoadClientSecurity(inv.global.security_files);
+  if (!security.ok()) return ReportError(security.status(), true);
+  inv.global.security = *std::move(security);
   return run(inv);
 }
 

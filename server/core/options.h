@@ -37,6 +37,29 @@ struct Options {
     int threads = 4;
   } http;
 
+  // Transport security and access control (docs/security.md).
+  struct Security {
+    // PEM certificate chain and private key: TLS on `address` (both or neither).
+    std::string tls_cert_file;
+    std::string tls_key_file;
+    // PEM CA bundle: clients must present a certificate it signed (mutual TLS).
+    std::string tls_client_ca_file;
+    // How often the three files are checked; new connections use what they hold then.
+    absl::Duration tls_reload_interval = absl::Seconds(10);
+    // Identities and roles (server/core/access_control.h), re-read when the file changes;
+    // empty: every client that completes the transport handshake may call everything.
+    std::string auth_tokens_file;
+    absl::Duration auth_reload_interval = absl::Seconds(1);
+    // Serve a non-loopback address without TLS and without tokens (refused otherwise).
+    bool allow_insecure = false;
+  } security;
+
+  // host:port of a plaintext gRPC server that serves only grpc.health.v1 (for probes that
+  // can do neither TLS nor tokens); empty: none. Its status follows the daemon's.
+  std::string health_address;
+  // grpc.reflection.v1alpha on `address`.
+  bool reflection = true;
+
   // Which engine holds the histograms (auto: CUDA when a GPU is visible, else CPU).
   EngineOptions engine;
 

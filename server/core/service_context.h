@@ -19,6 +19,7 @@
 #include "server/core/query_stats.h"
 #include "server/core/snapshot.h"
 #include "server/core/worker_pool.h"
+#include "server/core/access_control.h"
 
 namespace histd::server {
 
@@ -37,6 +38,7 @@ struct ServiceContext {
   // (null when the engine keeps histograms in host memory).
   MemoryBudget* host_budget = nullptr;
   MemoryBudget* device_budget = nullptr;
+  AccessControl* access = nullptr;  // null: no tokens file, every caller may call everything
   ConcurrencyLimit queries;  // Query streams and Project/Cdf/Quantiles calls running
   SnapshotCounters snapshots;  // outcomes of snapshot writes
   DaemonMetrics* metrics = nullptr;  // null without an HTTP endpoint: nothing to record

@@ -8,6 +8,7 @@
 #include "server/core/array_convert.h"
 #include "server/grpc/proto_convert.h"
 #include "server/grpc/unary_reactor.h"
+#include "server/grpc/authorize_call.h"
 
 namespace histd::server {
 namespace {
@@ -92,6 +93,9 @@ absl::Status Respond(absl::StatusOr<HostArray> result, v1::Array* out) {
 grpc::ServerUnaryReactor* ComputeService::Reduce(grpc::CallbackServerContext* context,
                                                  const v1::ReduceRequest* request,
                                                  v1::ReduceResponse* response) {
+  if (absl::Status s = AuthorizeCall(ctx_, *context, "/histd.v1.Compute/Reduce"); !s.ok()) {
+    return Refused(context, s);
+  }
   return RunOnWorkers(context, *ctx_.workers, [this, request, response]() -> absl::Status {
     absl::StatusOr<ReduceOp> op = ReduceOpFromProto(request->op());
     if (!op.ok()) return op.status();
@@ -110,6 +114,9 @@ grpc::ServerUnaryReactor* ComputeService::Reduce(grpc::CallbackServerContext* co
 grpc::ServerUnaryReactor* ComputeService::Scan(grpc::CallbackServerContext* context,
                                                const v1::ScanRequest* request,
                                                v1::ScanResponse* response) {
+  if (absl::Status s = AuthorizeCall(ctx_, *context, "/histd.v1.Compute/Scan"); !s.ok()) {
+    return Refused(context, s);
+  }
   return RunOnWorkers(context, *ctx_.workers, [this, request, response]() -> absl::Status {
     if (request->kind() != v1::SCAN_KIND_INCLUSIVE && request->kind() != v1::SCAN_KIND_EXCLUSIVE) {
       return absl::InvalidArgumentError(absl::StrFormat(
@@ -132,6 +139,9 @@ grpc::ServerUnaryReactor* ComputeService::Scan(grpc::CallbackServerContext* cont
 grpc::ServerUnaryReactor* ComputeService::Transpose(grpc::CallbackServerContext* context,
                                                     const v1::TransposeRequest* request,
                                                     v1::TransposeResponse* response) {
+  if (absl::Status s = AuthorizeCall(ctx_, *context, "/histd.v1.Compute/Transpose"); !s.ok()) {
+    return Refused(context, s);
+  }
   return RunOnWorkers(context, *ctx_.workers, [this, request, response]() -> absl::Status {
     if (absl::Status s = CheckRequestSize(ctx_, *request); !s.ok()) return s;
     Operand input;
@@ -146,6 +156,9 @@ grpc::ServerUnaryReactor* ComputeService::Transpose(grpc::CallbackServerContext*
 grpc::ServerUnaryReactor* ComputeService::Matmul(grpc::CallbackServerContext* context,
                                                  const v1::MatmulRequest* request,
                                                  v1::MatmulResponse* response) {
+  if (absl::Status s = AuthorizeCall(ctx_, *context, "/histd.v1.Compute/Matmul"); !s.ok()) {
+    return Refused(context, s);
+  }
   return RunOnWorkers(context, *ctx_.workers, [this, request, response]() -> absl::Status {
     if (absl::Status s = CheckRequestSize(ctx_, *request); !s.ok()) return s;
     Operand a, b, c;

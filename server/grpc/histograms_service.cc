@@ -8,6 +8,7 @@
 #include "server/grpc/proto_convert.h"
 #include "server/grpc/read_reset_stream.h"
 #include "server/grpc/unary_reactor.h"
+#include "server/grpc/authorize_call.h"
 
 namespace histd::server {
 namespace {
@@ -27,6 +28,9 @@ absl::Status FillInfo(Engine& engine, const HistogramEntry& entry, v1::Histogram
 grpc::ServerUnaryReactor* HistogramsService::CreateHistogram(
     grpc::CallbackServerContext* context, const v1::CreateHistogramRequest* request,
     v1::HistogramInfo* response) {
+  if (absl::Status s = AuthorizeCall(ctx_, *context, "/histd.v1.Histograms/CreateHistogram"); !s.ok()) {
+    return Refused(context, s);
+  }
   return RunOnWorkers(context, *ctx_.workers, [this, request, response]() -> absl::Status {
     absl::StatusOr<HistogramSpec> spec = SpecFromProto(request->spec());
     if (!spec.ok()) return spec.status();
@@ -50,6 +54,9 @@ grpc::ServerUnaryReactor* HistogramsService::CreateHistogram(
 grpc::ServerUnaryReactor* HistogramsService::DeleteHistogram(
     grpc::CallbackServerContext* context, const v1::DeleteHistogramRequest* request,
     v1::DeleteHistogramResponse* /*response*/) {
+  if (absl::Status s = AuthorizeCall(ctx_, *context, "/histd.v1.Histograms/DeleteHistogram"); !s.ok()) {
+    return Refused(context, s);
+  }
   return RunOnWorkers(context, *ctx_.workers, [this, request]() -> absl::Status {
     absl::Status status = ctx_.store->Delete(request->name());
     if (status.ok()) LogInfo("histogram_deleted", {{"name", request->name()}});
@@ -60,6 +67,9 @@ grpc::ServerUnaryReactor* HistogramsService::DeleteHistogram(
 grpc::ServerUnaryReactor* HistogramsService::ListHistograms(
     grpc::CallbackServerContext* context, const v1::ListHistogramsRequest* /*request*/,
     v1::ListHistogramsResponse* response) {
+  if (absl::Status s = AuthorizeCall(ctx_, *context, "/histd.v1.Histograms/ListHistograms"); !s.ok()) {
+    return Refused(context, s);
+  }
   return RunOnWorkers(context, *ctx_.workers, [this, response]() -> absl::Status {
     for (const auto& entry : ctx_.store->List()) {
       if (absl::Status s = FillInfo(*ctx_.engine, *entry, response->add_histograms()); !s.ok()) {
@@ -73,6 +83,9 @@ grpc::ServerUnaryReactor* HistogramsService::ListHistograms(
 grpc::ServerUnaryReactor* HistogramsService::GetHistogramInfo(
     grpc::CallbackServerContext* context, const v1::GetHistogramInfoRequest* request,
     v1::HistogramInfo* response) {
+  if (absl::Status s = AuthorizeCall(ctx_, *context, "/histd.v1.Histograms/GetHistogramInfo"); !s.ok()) {
+    return Refused(context, s);
+  }
   return RunOnWorkers(context, *ctx_.workers, [this, request, response]() -> absl::Status {
     absl::StatusOr<std::shared_ptr<HistogramEntry>> entry = ctx_.store->Find(request->name());
     if (!entry.ok()) return entry.status();
@@ -83,6 +96,9 @@ grpc::ServerUnaryReactor* HistogramsService::GetHistogramInfo(
 grpc::ServerUnaryReactor* HistogramsService::ResetHistogram(
     grpc::CallbackServerContext* context, const v1::ResetHistogramRequest* request,
     v1::HistogramInfo* response) {
+  if (absl::Status s = AuthorizeCall(ctx_, *context, "/histd.v1.Histograms/ResetHistogram"); !s.ok()) {
+    return Refused(context, s);
+  }
   return RunOnWorkers(context, *ctx_.workers, [this, request, response]() -> absl::Status {
     absl::StatusOr<std::shared_ptr<HistogramEntry>> entry = ctx_.store->Find(request->name());
     if (!entry.ok()) return entry.status();
@@ -96,6 +112,9 @@ grpc::ServerUnaryReactor* HistogramsService::ResetHistogram(
 grpc::ServerUnaryReactor* HistogramsService::MergeHistogram(
     grpc::CallbackServerContext* context, const v1::MergeHistogramRequest* request,
     v1::HistogramInfo* response) {
+  if (absl::Status s = AuthorizeCall(ctx_, *context, "/histd.v1.Histograms/MergeHistogram"); !s.ok()) {
+    return Refused(context, s);
+  }
   return RunOnWorkers(context, *ctx_.workers, [this, request, response]() -> absl::Status {
     absl::StatusOr<std::shared_ptr<HistogramEntry>> target =
         ctx_.store->Merge(request->source(), request->target());
@@ -107,6 +126,9 @@ grpc::ServerUnaryReactor* HistogramsService::MergeHistogram(
 grpc::ServerUnaryReactor* HistogramsService::WriteSnapshot(
     grpc::CallbackServerContext* context, const v1::WriteSnapshotRequest* /*request*/,
     v1::WriteSnapshotResponse* response) {
+  if (absl::Status s = AuthorizeCall(ctx_, *context, "/histd.v1.Histograms/WriteSnapshot"); !s.ok()) {
+    return Refused(context, s);
+  }
   return RunOnWorkers(context, *ctx_.workers, [this, response]() -> absl::Status {
     absl::StatusOr<SnapshotStats> written = ctx_.write_snapshot();
     if (!written.ok()) return written.status();
@@ -120,6 +142,9 @@ grpc::ServerUnaryReactor* HistogramsService::WriteSnapshot(
 
 grpc::ServerWriteReactor<v1::ReadAndResetChunk>* HistogramsService::ReadAndResetHistogram(
     grpc::CallbackServerContext* context, const v1::ReadAndResetHistogramRequest* request) {
+  if (absl::Status s = AuthorizeCall(ctx_, *context, "/histd.v1.Histograms/ReadAndResetHistogram"); !s.ok()) {
+    return RefusedReadAndResetStream(s);
+  }
   absl::StatusOr<ConcurrencyLimit::Permit> permit = ctx_.queries.TryAcquire();
   if (!permit.ok()) return RefusedReadAndResetStream(permit.status());
   return StartReadAndResetStream(ctx_, context, *request, *std::move(permit));
@@ -128,6 +153,9 @@ grpc::ServerWriteReactor<v1::ReadAndResetChunk>* HistogramsService::ReadAndReset
 grpc::ServerUnaryReactor* HistogramsService::GetServerStats(
     grpc::CallbackServerContext* context, const v1::GetServerStatsRequest* /*request*/,
     v1::ServerStats* response) {
+  if (absl::Status s = AuthorizeCall(ctx_, *context, "/histd.v1.Histograms/GetServerStats"); !s.ok()) {
+    return Refused(context, s);
+  }
   // No engine call: answered on the callback thread.
   uint64_t bytes_used = 0;
   const auto entries = ctx_.store->List();
@@ -172,6 +200,11 @@ grpc::ServerUnaryReactor* HistogramsService::GetServerStats(
   response->set_active_queries(ctx_.queries.active());
   response->set_query_refusals(ctx_.queries.refusals());
   response->set_snapshot_failures(ctx_.snapshots.failures.load());
+  if (ctx_.access != nullptr) {
+    const RefusalCounts refusals = ctx_.access->refusals();
+    response->set_auth_unauthenticated(refusals.unauthenticated);
+    response->set_auth_permission_denied(refusals.permission_denied);
+  }
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
   reactor->Finish(grpc::Status::OK);
   return reactor;

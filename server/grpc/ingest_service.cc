@@ -16,6 +16,7 @@
 #include "server/grpc/ingest_request_decoder.h"
 #include "server/grpc/proto_convert.h"
 #include "server/grpc/status_util.h"
+#include "server/grpc/authorize_call.h"
 
 namespace histd::server {
 namespace {
@@ -301,6 +302,9 @@ class IngestStreamReactor final
 
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* IngestService::Ingest(
     grpc::CallbackServerContext* context) {
+  if (absl::Status s = AuthorizeCall(ctx_, *context, "/histd.v1.Ingest/Ingest"); !s.ok()) {
+    return new RefusedStream(ToGrpcStatus(s));
+  }
   IngestStreamReactor* reactor = nullptr;
   {
     absl::MutexLock lock(&mu_);

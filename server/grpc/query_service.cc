@@ -12,6 +12,7 @@
 #include "server/grpc/query_stream.h"
 #include "server/grpc/status_util.h"
 #include "server/grpc/unary_reactor.h"
+#include "server/grpc/authorize_call.h"
 
 namespace histd::server {
 namespace {
@@ -36,17 +37,13 @@ absl::StatusOr<Projection> ProjectRequest(ServiceContext& ctx, const char* what,
   return ProjectHistogram(ctx, what, request.name(), *collapse, bytes_per_value);
 }
 
-// Finishes a unary call at once with `status` (a refusal: nothing was scheduled).
-grpc::ServerUnaryReactor* Refused(grpc::CallbackServerContext* context, const absl::Status& status) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  reactor->Finish(ToGrpcStatus(status));
-  return reactor;
-}
-
 }  // namespace
 
-grpc::ServerWriteReactor<v1::QueryChunk>* QueryService::Query(grpc::CallbackServerContext* /*context*/,
+grpc::ServerWriteReactor<v1::QueryChunk>* QueryService::Query(grpc::CallbackServerContext* context,
                                                               const v1::QueryRequest* request) {
+  if (absl::Status s = AuthorizeCall(ctx_, *context, "/histd.v1.Query/Query"); !s.ok()) {
+    return RefusedQueryStream(s);
+  }
   absl::StatusOr<ConcurrencyLimit::Permit> permit = ctx_.queries.TryAcquire();
   if (!permit.ok()) return RefusedQueryStream(permit.status());
   return StartQueryStream(ctx_, *request, *std::move(permit));
@@ -55,6 +52,9 @@ grpc::ServerWriteReactor<v1::QueryChunk>* QueryService::Query(grpc::CallbackServ
 grpc::ServerUnaryReactor* QueryService::Project(grpc::CallbackServerContext* context,
                                                 const v1::ProjectRequest* request,
                                                 v1::ProjectResponse* response) {
+  if (absl::Status s = AuthorizeCall(ctx_, *context, "/histd.v1.Query/Project"); !s.ok()) {
+    return Refused(context, s);
+  }
   absl::StatusOr<ConcurrencyLimit::Permit> permit = ctx_.queries.TryAcquire();
   if (!permit.ok()) return Refused(context, permit.status());
   return RunOnWorkers(context, *ctx_.workers,
@@ -72,6 +72,9 @@ grpc::ServerUnaryReactor* QueryService::Project(grpc::CallbackServerContext* con
 grpc::ServerUnaryReactor* QueryService::Cdf(grpc::CallbackServerContext* context,
                                             const v1::CdfRequest* request,
                                             v1::CdfResponse* response) {
+  if (absl::Status s = AuthorizeCall(ctx_, *context, "/histd.v1.Query/Cdf"); !s.ok()) {
+    return Refused(context, s);
+  }
   absl::StatusOr<ConcurrencyLimit::Permit> permit = ctx_.queries.TryAcquire();
   if (!permit.ok()) return Refused(context, permit.status());
   return RunOnWorkers(context, *ctx_.workers,
@@ -98,6 +101,9 @@ grpc::ServerUnaryReactor* QueryService::Cdf(grpc::CallbackServerContext* context
 grpc::ServerUnaryReactor* QueryService::Quantiles(grpc::CallbackServerContext* context,
                                                   const v1::QuantilesRequest* request,
                                                   v1::QuantilesResponse* response) {
+  if (absl::Status s = AuthorizeCall(ctx_, *context, "/histd.v1.Query/Quantiles"); !s.ok()) {
+    return Refused(context, s);
+  }
   absl::StatusOr<ConcurrencyLimit::Permit> permit = ctx_.queries.TryAcquire();
   if (!permit.ok()) return Refused(context, permit.status());
   return RunOnWorkers(context, *ctx_.workers,

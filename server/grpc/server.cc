@@ -12,7 +12,7 @@
 #include <vector>
 #include <utility>
 
-#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/generic/async_generic_service.h>
 #include <grpcpp/health_check_service_interface.h>
 #include <grpcpp/security/server_credentials.h>
 #include <grpcpp/server.h>
@@ -25,6 +25,7 @@
 #include "engine/engine_factory.h"
 #include "engine/thread_name.h"
 #include "model/histogram_types.h"
+#include "server/core/access_control.h"
 #include "server/core/daemon_metrics.h"
 #include "server/core/histogram_store.h"
 #include "server/core/host_buffer_pool.h"
@@ -42,6 +43,7 @@
 #include "server/grpc/parse_error_interceptor.h"
 #include "server/grpc/query_service.h"
 #include "server/grpc/query_stream.h"
+#include "server/grpc/transport_security.h"
 #include "server/http/http_server.h"
 #include "server/http/ops_pages.h"
 #include "server/http/view_pages.h"
@@ -77,7 +79,8 @@ absl::Status CheckOptions(const Options& o) {
   if (o.limits.max_unsent_acks_per_stream < 1) {
     return absl::InvalidArgumentError("max_unsent_acks_per_stream must be >= 1");
   }
-  return CheckConnectionOptions(o.connections);
+  if (absl::Status s = CheckConnectionOptions(o.connections); !s.ok()) return s;
+  return CheckProtectedMode(o);
 }
 
 // A snapshot is written to PATH.tmp and renamed (server/core/snapshot.h): refuse to start unless a
@@ -146,8 +149,17 @@ absl::StatusOr<std::unique_ptr<HistdServer>> HistdServer::Start(Options options)
   if (!options.snapshot.path.empty()) {
     if (absl::Status s = CheckSnapshotDirectory(options.snapshot.path); !s.ok()) return s;
   }
+  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials =
+      MakeServerCredentials(options.security);
+  if (!credentials.ok()) return credentials.status();
   std::unique_ptr<HistdServer> server(new HistdServer(std::move(options)));
   const Options& o = server->options_;
+  if (!o.security.auth_tokens_file.empty()) {
+    absl::StatusOr<std::unique_ptr<AccessControl>> access =
+        AccessControl::Create(o.security.auth_tokens_file, o.security.auth_reload_interval);
+    if (!access.ok()) return access.status();
+    server->access_ = *std::move(access);
+  }
 
   // The HTTP endpoint comes first, so that probes see the daemon starting and restoring.
   if (!o.http.address.empty()) {
@@ -231,6 +243,7 @@ absl::StatusOr<std::unique_ptr<HistdServer>> HistdServer::Start(Options options)
   ctx.query_buffers = server->query_buffers_.get();
   ctx.started = absl::Now();
   ctx.metrics = server->metrics_.get();
+  ctx.access = server->access_.get();
   HistdServer* const self = server.get();
   ctx.write_snapshot = [self]() { return self->Snapshot("requested"); };
   if (server->http_ != nullptr) {  // the pages that read histograms, now that they exist
@@ -244,10 +257,10 @@ absl::StatusOr<std::unique_ptr<HistdServer>> HistdServer::Start(Options options)
   server->compute_service_ = std::make_unique<ComputeService>(&ctx);
 
   grpc::EnableDefaultHealthCheckService(true);
-  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   int port = 0;
-  builder.AddListeningPort(o.address, grpc::InsecureServerCredentials(), &port);
+  builder.AddListeningPort(o.address, *credentials, &port);
+  builder.SetOption(ReflectionOption(o.reflection));
   // Without this gRPC sets SO_REUSEPORT, and a second daemon on the same port would
   // silently share it instead of failing to start.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
@@ -286,11 +299,36 @@ absl::StatusOr<std::unique_ptr<HistdServer>> HistdServer::Start(Options options)
         "cannot listen on '%s' (address in use, or not a host:port this machine has)", o.address));
   }
   server->address_ = BoundAddress(o.address, port);
-  if (grpc::HealthCheckServiceInterface* health = server->server_->GetHealthCheckService()) {
-    health->SetServingStatus(true);
+  if (!o.health_address.empty()) {
+    grpc::ServerBuilder health_builder;
+    int health_port = 0;
+    health_builder.AddListeningPort(o.health_address, grpc::InsecureServerCredentials(),
+                                    &health_port);
+    health_builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+    health_builder.SetOption(ReflectionOption(false));
+    // gRPC adds its default health service at start; a server needs one service of its own
+    // to be built at all: the generic one answers every other method UNIMPLEMENTED.
+    server->health_unimplemented_ = std::make_unique<grpc::CallbackGenericService>();
+    health_builder.RegisterCallbackGenericService(server->health_unimplemented_.get());
+    server->health_server_ = health_builder.BuildAndStart();
+    if (server->health_server_ == nullptr || health_port == 0) {
+      server->health_server_.reset();
+      server->server_->Shutdown();
+      server->server_.reset();
+      server->pipeline_->Shutdown();
+      return absl::UnavailableError(absl::StrFormat(
+          "cannot listen on --health_address '%s' (address in use, or not a host:port this "
+          "machine has)", o.health_address));
+    }
+    server->health_address_ = BoundAddress(o.health_address, health_port);
   }
+  server->SetServing(true);
   server->readiness_.Set(LifeState::kServing);
-  LogInfo("listening", {{"address", server->address_}, {"health", true}, {"reflection", true}});
+  LogInfo("listening", {{"address", server->address_},
+                        {"security", DescribeSecurity(o.security)},
+                        {"health", true},
+                        {"reflection", o.reflection},
+                        {"health_only_address", server->health_address_}});
   if (o.snapshot.interval > absl::ZeroDuration()) {
     server->snapshotter_ = std::thread([self] {
       NameCurrentThread("histd-snapshot");
@@ -300,6 +338,15 @@ absl::StatusOr<std::unique_ptr<HistdServer>> HistdServer::Start(Options options)
     });
   }
   return server;
+}
+
+void HistdServer::SetServing(bool serving) {
+  for (grpc::Server* server : {server_.get(), health_server_.get()}) {
+    if (server == nullptr) continue;
+    if (grpc::HealthCheckServiceInterface* health = server->GetHealthCheckService()) {
+      health->SetServingStatus(serving);
+    }
+  }
 }
 
 HistdServer::~HistdServer() {
@@ -320,9 +367,7 @@ void HistdServer::Shutdown(absl::Duration grace) {
   const absl::Time begin = absl::Now();
   readiness_.Set(LifeState::kDraining);
   LogInfo("shutdown_begin", {{"grace_seconds", absl::ToDoubleSeconds(grace)}});
-  if (grpc::HealthCheckServiceInterface* health = server_->GetHealthCheckService()) {
-    health->SetServingStatus(false);
-  }
+  SetServing(false);
   LogInfo("shutdown_not_serving", {});
   // Staged messages are applied now, not at their flush deadline, so that open streams
   // get their last acknowledgements and finish.
@@ -335,6 +380,7 @@ void HistdServer::Shutdown(absl::Duration grace) {
   ingest_service_->WaitForStreams(deadline);
   // Stops accepting; waits for open RPCs until the deadline, then cancels them.
   server_->Shutdown(absl::ToChronoTime(deadline));
+  if (health_server_ != nullptr) health_server_->Shutdown(absl::ToChronoTime(absl::Now()));
   LogInfo("shutdown_rpcs_finished", {});
   workers_->Shutdown();
   pipeline_->Shutdown();  // applies and acknowledges everything staged

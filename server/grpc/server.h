@@ -2,7 +2,11 @@
 //
 //   HistdServer::Start(options)  builds the engine, the staging buffers and the gRPC server,
 //                                binds options.address (port 0: a free port), serves health
-//                                (grpc.health.v1, SERVING) and reflection.
+//                                (grpc.health.v1, SERVING) and reflection (unless
+//                                options.reflection is false), with the transport security
+//                                and access control of options.security
+//                                (server/grpc/transport_security.h, server/core/access_control.h);
+//                                options.health_address: a plaintext health-only server too.
 //   address()                    the bound host:port.
 //   http_address()               with options.http.address, the HTTP endpoint's bound
 //                                host:port (server/http/): it serves from the start of Start,
@@ -43,6 +47,7 @@
 #include "server/core/snapshot.h"
 
 namespace grpc {
+class CallbackGenericService;
 class Server;
 }
 
@@ -64,6 +69,7 @@ class ComputeService;
 class DaemonMetrics;
 class GrpcServerMetrics;
 class HttpServer;
+class AccessControl;
 
 class HistdServer {
  public:
@@ -74,6 +80,8 @@ class HistdServer {
 
   const std::string& address() const { return address_; }
   const std::string& http_address() const { return http_address_; }
+  // The bound host:port of options.health_address (empty without one).
+  const std::string& health_address() const { return health_address_; }
   const Options& options() const { return options_; }
   std::string engine_name() const;
 
@@ -87,6 +95,8 @@ class HistdServer {
 
  private:
   explicit HistdServer(Options options);
+  // grpc.health.v1 of both servers.
+  void SetServing(bool serving);
 
   const Options options_;
   Readiness readiness_;
@@ -102,6 +112,7 @@ class HistdServer {
   std::unique_ptr<IngestPipeline> pipeline_;
   std::unique_ptr<WorkerPool> workers_;
   std::unique_ptr<HostBufferPool> query_buffers_;
+  std::unique_ptr<AccessControl> access_;  // null without options.security.auth_tokens_file
   std::unique_ptr<ServiceContext> ctx_;
   std::unique_ptr<HistogramsService> histograms_service_;
   std::unique_ptr<IngestService> ingest_service_;
@@ -110,6 +121,9 @@ class HistdServer {
   std::unique_ptr<GrpcServerMetrics> grpc_metrics_;  // null without metrics
   std::unique_ptr<grpc::Server> server_;
   std::string address_;
+  std::unique_ptr<grpc::CallbackGenericService> health_unimplemented_;
+  std::unique_ptr<grpc::Server> health_server_;  // null without options.health_address
+  std::string health_address_;
 
   absl::Mutex snapshot_mu_;  // one snapshot written at a time
   absl::Notification stop_snapshots_;

@@ -3,6 +3,7 @@
 //
 //   return RunOnWorkers(context, *ctx.workers, [=] { return DoWork(request, response); });
 //
+// Refused(context, status) finishes a unary call at once (nothing scheduled).
 // The request and response stay valid until Finish (gRPC owns them); `work` may fill the
 // response. A call cancelled, or past its deadline, by the time a worker takes it finishes
 // CANCELLED or DEADLINE_EXCEEDED without running `work`; one that gets there while `work`
@@ -24,6 +25,14 @@
 #include "server/core/worker_pool.h"
 
 namespace histd::server {
+
+// Finishes a unary call at once with `status` (a refusal: nothing was scheduled).
+inline grpc::ServerUnaryReactor* Refused(grpc::CallbackServerContext* context,
+                                         const absl::Status& status) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  reactor->Finish(ToGrpcStatus(status));
+  return reactor;
+}
 
 inline grpc::ServerUnaryReactor* RunOnWorkers(grpc::CallbackServerContext* context,
                                               WorkerPool& workers,

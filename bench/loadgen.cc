@@ -15,6 +15,9 @@
 //                       [--sink_target=host:port]
 //   histd_bench_loadgen --serve_sink=host:port   (a bare sink alone, until killed)
 //
+// With --tls_cert/--tls_key the in-process histd and sink (and --serve_sink) serve TLS, and
+// with --tls_ca every producer and the querier connect with TLS: the cost of TLS is the
+// ratio of two runs, one with and one without (docs/benchmarks.md).
 // Out of process (--target and --sink_target, each server its own process, as deployed),
 // the CPU columns count the whole host (/proc/stat) instead of this process.
 #include <sys/resource.h>
@@ -39,6 +42,7 @@
 #include "server/core/log.h"
 #include "server/core/malloc_tuning.h"
 #include "server/grpc/server.h"
+#include "server/grpc/transport_security.h"
 
 ABSL_FLAG(std::string, target, "", "host:port of a running histd; empty: start one in-process");
 ABSL_FLAG(std::string, engine, "auto", "in-process histd engine: auto, cpu or cuda");
@@ -96,6 +100,11 @@ ABSL_FLAG(std::string, sink_target, "",
 ABSL_FLAG(std::string, serve_sink, "",
           "host:port: only run a bare sink there (port 0: any), until the process is killed");
 ABSL_FLAG(uint64_t, seed, 1, "seed of the random bin indices");
+ABSL_FLAG(std::string, tls_cert, "",
+          "PEM certificate (with --tls_key): the in-process histd and sink serve TLS with it");
+ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert");
+ABSL_FLAG(std::string, tls_ca, "",
+          "PEM CA that signed the servers' certificates: producers and querier connect with TLS");
 
 namespace histd::bench {
 namespace {
@@ -264,9 +273,27 @@ int MaxMessageBytes() {
 }
 
 // --serve_sink: a bare sink alone, so that the ceiling runs in its own process as histd does.
+// The servers' TLS (--tls_cert, --tls_key): histd's options, and the same credentials for
+// the sink (gRPC's file-watching TLS, as histd serves it).
+server::Options::Security ServerSecurity() {
+  server::Options::Security s;
+  s.tls_cert_file = absl::GetFlag(FLAGS_tls_cert);
+  s.tls_key_file = absl::GetFlag(FLAGS_tls_key);
+  return s;
+}
+
+absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> SinkCredentials() {
+  return server::MakeServerCredentials(ServerSecurity());
+}
+
 int ServeSink(const std::string& address) {
+  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials = SinkCredentials();
+  if (!credentials.ok()) {
+    std::fprintf(stderr, "loadgen: %s\n", credentials.status().ToString().c_str());
+    return 1;
+  }
   absl::StatusOr<std::unique_ptr<BareSink>> sink =
-      BareSink::Start(address, MaxMessageBytes(), SinkQueryShape());
+      BareSink::Start(address, MaxMessageBytes(), SinkQueryShape(), *credentials);
   if (!sink.ok()) {
     std::fprintf(stderr, "loadgen: %s\n", sink.status().ToString().c_str());
     return 1;
@@ -296,6 +323,7 @@ int Main() {
   if (target.empty()) {
     server::Options o;
     o.address = "127.0.0.1:0";
+    o.security = ServerSecurity();
     const std::string engine = absl::GetFlag(FLAGS_engine);
     if (engine == "auto") o.engine.kind = EngineKind::kAuto;
     else if (engine == "cpu") o.engine.kind = EngineKind::kCpu;
@@ -357,8 +385,13 @@ int Main() {
   // Empty: no sink (--sink=false).
   std::string sink_address = absl::GetFlag(FLAGS_sink) ? absl::GetFlag(FLAGS_sink_target) : "";
   if (absl::GetFlag(FLAGS_sink) && sink_address.empty()) {
+    absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials = SinkCredentials();
+    if (!credentials.ok()) {
+      std::fprintf(stderr, "loadgen: %s\n", credentials.status().ToString().c_str());
+      return 1;
+    }
     absl::StatusOr<std::unique_ptr<BareSink>> s =
-        BareSink::Start("127.0.0.1:0", max_message, SinkQueryShape());
+        BareSink::Start("127.0.0.1:0", max_message, SinkQueryShape(), *credentials);
     if (!s.ok()) {
       std::fprintf(stderr, "loadgen: %s\n", s.status().ToString().c_str());
       return 1;
@@ -367,13 +400,22 @@ int Main() {
     sink_address = sink->address();
   }
   // In one process the process's CPU is the whole cost; across processes, the host's.
+  if (!absl::GetFlag(FLAGS_tls_ca).empty()) pipeline_note += "; every connection over TLS";
   const bool host_cpu = in_process == nullptr || (!sink_address.empty() && sink == nullptr);
   auto cpu_seconds = [host_cpu] { return host_cpu ? HostCpuSeconds() : ProcessCpuSeconds(); };
 
   // The histograms.
+  client::ClientSecurityFiles security_files;
+  security_files.tls_ca = absl::GetFlag(FLAGS_tls_ca);
+  absl::StatusOr<client::ClientSecurity> security = client::LoadClientSecurity(security_files);
+  if (!security.ok()) {
+    std::fprintf(stderr, "loadgen: %s\n", security.status().ToString().c_str());
+    return 2;
+  }
   client::ClientOptions client_options;
   client_options.rpc_timeout = absl::Seconds(60);
   client_options.wait_for_ready = true;
+  client_options.security = *security;
   client::Client admin(target, client_options);
   std::vector<std::string> names;
   std::string device;
@@ -403,6 +445,7 @@ int Main() {
   const std::string engine_name = initial.ok() ? initial->engine() : "?";
 
   LoadSpec base;
+  base.security = *security;
   base.histograms = names;
   base.bins = bins;
   base.message_bytes = static_cast<size_t>(message_bytes);

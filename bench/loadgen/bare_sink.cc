@@ -168,13 +168,14 @@ grpc::ServerBidiReactor<IngestRequest, IngestResponse>* BareSink::Service::Inges
   return new SinkReactor(&bytes, &messages);
 }
 
-absl::StatusOr<std::unique_ptr<BareSink>> BareSink::Start(const std::string& address,
-                                                          int max_message_bytes,
-                                                          const QueryShape& query) {
+absl::StatusOr<std::unique_ptr<BareSink>> BareSink::Start(
+    const std::string& address, int max_message_bytes, const QueryShape& query,
+    std::shared_ptr<grpc::ServerCredentials> credentials) {
   std::unique_ptr<BareSink> sink(new BareSink(query));
   grpc::ServerBuilder builder;
   int port = 0;
-  builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &port);
+  builder.AddListeningPort(
+      address, credentials != nullptr ? credentials : grpc::InsecureServerCredentials(), &port);
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.SetMaxReceiveMessageSize(max_message_bytes);
   builder.SetMaxSendMessageSize(max_message_bytes);

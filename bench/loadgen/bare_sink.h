@@ -21,6 +21,8 @@
 #include <memory>
 #include <string>
 
+#include <grpcpp/security/server_credentials.h>
+
 #include "absl/status/statusor.h"
 #include "histd/v1/ingest.grpc.pb.h"
 #include "histd/v1/query.grpc.pb.h"
@@ -39,10 +41,11 @@ class BareSink {
     uint64_t chunk_bytes = uint64_t{1} << 20;
   };
 
-  // Listens on `address` (port 0: a free port); accepts messages up to max_message_bytes.
-  static absl::StatusOr<std::unique_ptr<BareSink>> Start(const std::string& address,
-                                                         int max_message_bytes,
-                                                         const QueryShape& query);
+  // Listens on `address` (port 0: a free port) with `credentials` (histd's own TLS for a
+  // like-for-like ceiling; null: plaintext); accepts messages up to max_message_bytes.
+  static absl::StatusOr<std::unique_ptr<BareSink>> Start(
+      const std::string& address, int max_message_bytes, const QueryShape& query,
+      std::shared_ptr<grpc::ServerCredentials> credentials = nullptr);
   ~BareSink();
   BareSink(const BareSink&) = delete;
   BareSink& operator=(const BareSink&) = delete;

@@ -72,7 +72,7 @@ class Producer {
     args.SetMaxReceiveMessageSize(1 << 20);
     // A connection of its own, as separate producer processes would have.
     args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
-    channel_ = grpc::CreateCustomChannel(spec.target, grpc::InsecureChannelCredentials(), args);
+    channel_ = client::CreateChannel(spec.target, spec.security, args);
     stub_ = histd::v1::Ingest::NewStub(channel_);
   }
 
@@ -203,6 +203,7 @@ class Producer {
 void QueryLoop(const LoadSpec& spec, const Window& w, LoadResult* out) {
   client::ClientOptions options;
   options.rpc_timeout = absl::Seconds(60);
+  options.security = spec.security;
   client::Client client(spec.target, options);
   for (uint64_t q = 0; NowNs() < w.end; ++q) {
     const std::string& name = spec.query_histograms[q % spec.query_histograms.size()];

@@ -35,6 +35,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "client/client_security.h"
 #include "histd/v1/query.pb.h"
 
 namespace histd::bench {
@@ -62,6 +63,7 @@ class LatencyHistogram {
 
 struct LoadSpec {
   std::string target;  // host:port of an Ingest service
+  client::ClientSecurity security;  // TLS and token of every producer and the querier
   int producers = 4;
   std::vector<std::string> histograms;  // ingest targets, round robin
   uint64_t bins = 0;                    // rows * cols of every histogram

@@ -256,7 +256,15 @@ absl::StatusOr<std::unique_ptr<HistdServer>> HistdServer::Start(Options options)
   server->query_service_ = std::make_unique<QueryService>(&ctx);
   server->compute_service_ = std::make_unique<ComputeService>(&ctx);
 
+  // gRPC's switch for its health service is process-wide: on while histd's servers are
+  // built, then back as it was, so other servers of the process (tests, the load
+  // generator's sink) are not changed.
+  const bool health_was_enabled = grpc::DefaultHealthCheckServiceEnabled();
   grpc::EnableDefaultHealthCheckService(true);
+  struct RestoreHealthSwitch {
+    bool was;
+    ~RestoreHealthSwitch() { grpc::EnableDefaultHealthCheckService(was); }
+  } restore_health_switch{health_was_enabled};
   grpc::ServerBuilder builder;
   int port = 0;
   builder.AddListeningPort(o.address, *credentials, &port);

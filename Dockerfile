@@ -3,7 +3,9 @@
 # the NVIDIA container toolkit at run time).
 #   docker build -t histd .                       # CUDA engine for sm_90 (H100/H200)
 #   docker build --build-arg HISTD_CUDA=0 -t histd-cpu .   # CPU engine only
-#   docker run --gpus all -p 7440:7440 -p 9440:9440 histd
+#   docker run --gpus all -p 7440:7440 -p 9440:9440 -v $PWD/tls:/etc/histd/tls:ro histd \
+#     --tls_cert=/etc/histd/tls/tls.crt --tls_key=/etc/histd/tls/tls.key \
+#     --auth_tokens_file=/etc/histd/tls/tokens          # docs/security.md
 ARG DEBIAN_IMAGE=debian:12
 FROM ${DEBIAN_IMAGE} AS build
 ARG HISTD_CUDA=1
@@ -40,5 +42,6 @@ USER histd
 EXPOSE 7440 9440
 # Where --snapshot_path should point to keep histograms across container restarts.
 VOLUME /var/lib/histd
-# Containers listen on every interface; the binary's own default is loopback.
+# Containers listen on every interface (the binary's own default is loopback), so the daemon
+# refuses to start until it is given TLS and/or tokens, or --allow_insecure (docs/security.md).
 ENTRYPOINT ["/usr/local/bin/histd", "--address=0.0.0.0:7440", "--http_address=0.0.0.0:9440"]

@@ -10,10 +10,12 @@
 # the real server tests/e2e/metrics_test.sh scrapes the daemon with, and its promtool checks
 # the Grafana dashboard's queries (tests/deploy/); chromium is the headless browser
 # client/python/tests/test_page.py loads the web page in.
+# libssl-dev: OpenSSL's libcrypto (token digests, certificate checks); openssl: the security
+# tests make their certificates with it.
 set -euo pipefail
 if [ "${1:-}" = "--runtime" ]; then
   packages=(ca-certificates libgrpc++1.51 libgrpc29 libprotobuf32 libabsl20220623 libpng16-16
-            libcpp-httplib0.11)
+            libcpp-httplib0.11 libssl3)
 else
   packages=(
     build-essential cmake pkg-config ca-certificates
@@ -24,6 +26,7 @@ else
     libpng-dev
     libcpp-httplib-dev prometheus
     chromium
+    libssl-dev openssl
     clang libclang-rt-14-dev llvm
     python3 python3-venv python3-pip
   )

@@ -337,6 +337,13 @@ absl::StatusOr<std::unique_ptr<HistdServer>> HistdServer::Start(Options options)
                         {"health", true},
                         {"reflection", o.reflection},
                         {"health_only_address", server->health_address_}});
+  if (!IsLoopbackAddress(o.address) && o.security.tls_cert_file.empty() &&
+      !o.security.allow_insecure) {
+    LogWarning("tokens_without_tls",
+               {{"address", server->address_},
+                {"risk", "bearer tokens cross the network in clear: give --tls_cert and "
+                         "--tls_key unless the network encrypts"}});
+  }
   if (o.snapshot.interval > absl::ZeroDuration()) {
     server->snapshotter_ = std::thread([self] {
       NameCurrentThread("histd-snapshot");

@@ -1,7 +1,7 @@
 """Connection settings: the bearer token goes on every call, TLS settings build credentials.
 
-The daemon does not check tokens or speak TLS yet, so these tests check what the client
-sends (through a recording channel) and that a TLS client refuses a plaintext server.
+These tests check what the client sends (through a recording channel) and that a TLS client
+refuses a plaintext server; test_security.py runs against a daemon with TLS and tokens.
 """
 
 import grpc

@@ -34,7 +34,7 @@ struct MethodRole {
 
 // Every method of every histd.v1 service. A method missing here is refused to everyone;
 // tests/server/access_control_test.cc checks this table against the proto descriptors.
-constexpr std::array<MethodRole, 18> kMethodRoles = {{
+constexpr std::array<MethodRole, 20> kMethodRoles = {{
     {"/histd.v1.Histograms/ListHistograms", Role::kReader},
     {"/histd.v1.Histograms/GetHistogramInfo", Role::kReader},
     {"/histd.v1.Histograms/GetServerStats", Role::kReader},
@@ -49,6 +49,8 @@ constexpr std::array<MethodRole, 18> kMethodRoles = {{
     {"/histd.v1.Query/Project", Role::kReader},
     {"/histd.v1.Query/Cdf", Role::kReader},
     {"/histd.v1.Query/Quantiles", Role::kReader},
+    {"/histd.v1.Query/Render", Role::kReader},
+    {"/histd.v1.Query/Watch", Role::kReader},
     {"/histd.v1.Compute/Reduce", Role::kReader},
     {"/histd.v1.Compute/Scan", Role::kReader},
     {"/histd.v1.Compute/Transpose", Role::kReader},

@@ -3,7 +3,8 @@
 // The tokens file (--auth_tokens_file) holds one identity per line; '#' starts a comment:
 //   sha256:<hex SHA-256 of the bearer token> <name> <role>
 //   subject:<client certificate CN or SAN>    <name> <role>
-// Roles, each allowed what the one before is: reader (list, info, stats, queries, compute),
+// Roles, each allowed what the one before is: reader (list, info, stats, queries, renders,
+// watches, compute),
 // producer (reader, ingest and create), admin (every method: delete, reset, merge,
 // read-and-reset, snapshots). Tokens are stored only as digests; a presented token is hashed
 // (OpenSSL's SHA-256) and compared with every entry in constant time. A subject may contain

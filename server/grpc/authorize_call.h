@@ -11,11 +11,13 @@
 #pragma once
 
 #include <grpcpp/server_context.h>
+#include <grpcpp/support/server_callback.h>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "server/core/access_control.h"
 #include "server/core/service_context.h"
+#include "server/grpc/status_util.h"
 
 namespace histd::server {
 
@@ -23,5 +25,17 @@ Credentials CallCredentials(const grpc::ServerContextBase& context);
 
 absl::Status AuthorizeCall(const ServiceContext& ctx, const grpc::ServerContextBase& context,
                            absl::string_view method);
+
+// A server-streaming call finished at once with `status` (a refusal), for methods whose
+// stream has no refusal of its own.
+template <typename Response>
+grpc::ServerWriteReactor<Response>* RefusedWriteStream(const absl::Status& status) {
+  class Refused final : public grpc::ServerWriteReactor<Response> {
+   public:
+    explicit Refused(const absl::Status& s) { this->Finish(ToGrpcStatus(s)); }
+    void OnDone() override { delete this; }
+  };
+  return new Refused(status);
+}
 
 }  // namespace histd::server

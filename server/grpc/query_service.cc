@@ -155,6 +155,9 @@ grpc::ServerUnaryReactor* QueryService::Quantiles(grpc::CallbackServerContext* c
 grpc::ServerUnaryReactor* QueryService::Render(grpc::CallbackServerContext* context,
                                                const v1::RenderRequest* request,
                                                v1::RenderResponse* response) {
+  if (absl::Status s = AuthorizeCall(ctx_, *context, "/histd.v1.Query/Render"); !s.ok()) {
+    return Refused(context, s);
+  }
   absl::StatusOr<ConcurrencyLimit::Permit> permit = ctx_.queries.TryAcquire();
   if (!permit.ok()) return Refused(context, permit.status());
   return RunOnWorkers(context, *ctx_.workers,
@@ -186,6 +189,9 @@ grpc::ServerUnaryReactor* QueryService::Render(grpc::CallbackServerContext* cont
 
 grpc::ServerWriteReactor<v1::WatchUpdate>* QueryService::Watch(grpc::CallbackServerContext* context,
                                                                const v1::WatchRequest* request) {
+  if (absl::Status s = AuthorizeCall(ctx_, *context, "/histd.v1.Query/Watch"); !s.ok()) {
+    return RefusedWriteStream<v1::WatchUpdate>(s);
+  }
   return StartWatchStream(context, ctx_, watches_, *request);
 }
 

@@ -85,7 +85,7 @@ HISTD_PID=$!
 for _ in $(seq 1 300); do [[ -s $WORK/ready ]] && break; sleep 0.1; done
 [[ -s $WORK/ready ]] || fail "histd did not start"
 ADDR=$(head -n 1 "$WORK/ready" | tr -d '[:space:]')
-HEALTH=$(sed -n 's/.*plaintext health only on \([0-9.:]*\).*/\1/p' "$WORK/histd.log" | head -n 1)
+HEALTH=$(sed -n "s/.*health_only_address=\([0-9.:]*\).*/\1/p" "$WORK/histd.log" | head -n 1)
 [[ -n $HEALTH ]] || fail "no health address in the log"
 
 step "failures say what failed"

@@ -235,6 +235,24 @@ std::vector<Rpc> EveryRpc() {
          r.add_probabilities(0.5);
          return c.Quantiles(r).status();
        }},
+      {"/histd.v1.Query/Render", Role::kReader,
+       [](client::Client& c, auto&, auto&) {
+         v1::RenderRequest r;
+         r.set_name("t");
+         return c.Render(r).status();
+       }},
+      {"/histd.v1.Query/Watch", Role::kReader,
+       [](client::Client& c, auto&, auto&) {
+         v1::WatchRequest r;
+         r.set_name("t");
+         std::unique_ptr<client::WatchStream> watch = c.Watch(r);
+         v1::WatchUpdate first;
+         if (watch->Next(&first)) {
+           watch->Cancel();
+           return absl::OkStatus();
+         }
+         return watch->Finish();
+       }},
       {"/histd.v1.Compute/Reduce", Role::kReader,
        [hist](client::Client& c, auto&, auto&) {
          v1::ReduceRequest r;

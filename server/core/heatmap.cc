@@ -141,6 +141,12 @@ Image DrawHeatmap(const HeatmapView& view, const HeatmapOptions& options, ZRange
   const ZRange range = ResolveZRange(view, options);
   if (used != nullptr) *used = range;
 
+  // Colours of the values up to 65535 (all of them in most views) computed once: a log
+  // scale would otherwise take a log10 per pixel.
+  uint64_t largest = 0;
+  for (uint64_t v : view.values) largest = std::max(largest, v);
+  std::vector<Rgb> colors(std::min<uint64_t>(largest + 1, uint64_t{1} << 16));
+  for (size_t v = 0; v < colors.size(); ++v) colors[v] = ValueColor(double(v), range, options.scale);
   // The heatmap: columns of pixels map to view columns once, then row by row.
   std::vector<uint64_t> cell_col(options.width);
   for (uint32_t px = 0; px < options.width; ++px) cell_col[px] = uint64_t{px} * view.cols / options.width;
@@ -149,8 +155,10 @@ Image DrawHeatmap(const HeatmapView& view, const HeatmapOptions& options, ZRange
     uint8_t* out = image.rgb.data() + (uint64_t{py + f.top} * image.width + f.left) * 3;
     for (uint32_t px = 0; px < options.width; ++px, out += 3) {
       const uint64_t cell = row * view.cols + cell_col[px];
+      const uint64_t v = view.values[cell];
       const Rgb c = view.saturated[cell] ? kSaturatedRgb
-                                         : ValueColor(double(view.values[cell]), range, options.scale);
+                    : v < colors.size()  ? colors[v]
+                                         : ValueColor(double(v), range, options.scale);
       out[0] = c.r;
       out[1] = c.g;
       out[2] = c.b;

@@ -50,6 +50,11 @@ absl::StatusOr<std::string> EncodePng(const Image& image) {
   png_set_write_fn(png, &out, AppendToString, NoFlush);
   png_set_IHDR(png, info, image.width, image.height, 8, PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE,
                PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+  // No row filter: a heatmap's pixels come from a few hundred colours, which deflate finds
+  // as repeats in the raw rows; differences between rows or pixels hide them (a 1024 x 256
+  // Gaussian cluster: 4.8 ms and 173 KB unfiltered, 17 ms and 240 KB with libpng's adaptive
+  // filter; 2-core VM).
+  png_set_filter(png, PNG_FILTER_TYPE_BASE, PNG_FILTER_NONE);
   png_set_compression_level(png, 1);
   png_write_info(png, info);
   png_write_image(png, rows.data());

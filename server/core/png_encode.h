@@ -1,5 +1,5 @@
 // PNG encoding of an RGB image (server/core/heatmap.h) with libpng: 8-bit RGB, no interlace,
-// zlib level 1 (a 1 MiB heatmap in about a millisecond; heatmaps compress well anyway).
+// no row filter, zlib level 1 (speed first: a render is interactive).
 //
 // Thread safety: EncodePng may run on any number of threads at once.
 #pragma once

@@ -229,6 +229,12 @@ void AccessControl::Watch() {
 
 absl::StatusOr<Identity> AccessControl::Authorize(const Credentials& credentials,
                                                   absl::string_view method) {
+  return AuthorizeRole(credentials, method, RequiredRole(method));
+}
+
+absl::StatusOr<Identity> AccessControl::AuthorizeRole(const Credentials& credentials,
+                                                      absl::string_view method,
+                                                      std::optional<Role> required) {
   const std::shared_ptr<const IdentityTable> identities = table();
   const Identity* found = nullptr;
   std::string who;
@@ -265,7 +271,6 @@ absl::StatusOr<Identity> AccessControl::Authorize(const Credentials& credentials
                         ") is not listed in the server's tokens file")));
     }
   }
-  const std::optional<Role> required = RequiredRole(method);
   if (!required || static_cast<int>(found->role) < static_cast<int>(*required)) {
     return Refuse(credentials, found->name,
                   absl::PermissionDeniedError(absl::StrFormat(

@@ -77,7 +77,8 @@ std::optional<Role> RequiredRole(absl::string_view method);
 std::vector<std::string> KnownMethods();
 
 // What a call presents. `bearer_token` is the value after "Bearer " (nullopt: no
-// authorization metadata); `subjects` the verified client certificate's CN and SANs.
+// authorization metadata; over HTTP also the password of Basic authentication);
+// `subjects` the verified client certificate's CN and SANs.
 struct Credentials {
   std::optional<std::string> bearer_token;
   std::vector<std::string> subjects;
@@ -100,6 +101,10 @@ class AccessControl {
   AccessControl& operator=(const AccessControl&) = delete;
 
   absl::StatusOr<Identity> Authorize(const Credentials& credentials, absl::string_view method);
+  // The same for what the method table does not list (the HTTP endpoint's pages): `what`
+  // names it in messages; nullopt `required` refuses every identity.
+  absl::StatusOr<Identity> AuthorizeRole(const Credentials& credentials, absl::string_view what,
+                                         std::optional<Role> required);
   RefusalCounts refusals() const;
 
  private:

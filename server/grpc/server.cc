@@ -46,6 +46,7 @@
 #include "server/grpc/transport_security.h"
 #include "server/http/http_server.h"
 #include "server/http/ops_pages.h"
+#include "server/http/page_access.h"
 #include "server/http/view_pages.h"
 
 namespace histd::server {
@@ -249,6 +250,10 @@ absl::StatusOr<std::unique_ptr<HistdServer>> HistdServer::Start(Options options)
   if (server->http_ != nullptr) {  // the pages that read histograms, now that they exist
     HttpRoutes view_pages;
     AddViewPages(&ctx, &view_pages);
+    if (AccessControl* access = server->access_.get()) {  // histograms: readers only
+      view_pages.WrapHandlers(
+          [access](HttpHandler page) { return RequireRole(access, Role::kReader, std::move(page)); });
+    }
     server->http_->AddRoutes(view_pages);
   }
   server->histograms_service_ = std::make_unique<HistogramsService>(&ctx);

@@ -55,6 +55,11 @@ void HttpRoutes::AddPrefix(std::string prefix, HttpHandler handler) {
             [](const auto& a, const auto& b) { return a.first.size() > b.first.size(); });
 }
 
+void HttpRoutes::WrapHandlers(const std::function<HttpHandler(HttpHandler)>& wrap) {
+  for (auto& [path, handler] : exact_) handler = wrap(std::move(handler));
+  for (auto& [prefix, handler] : prefixes_) handler = wrap(std::move(handler));
+}
+
 void HttpRoutes::Merge(const HttpRoutes& other) {
   for (const auto& [path, handler] : other.exact_) Add(path, handler);
   for (const auto& [prefix, handler] : other.prefixes_) AddPrefix(prefix, handler);

@@ -74,6 +74,8 @@ class HttpRoutes {
   void AddPrefix(std::string prefix, HttpHandler handler);
   // Adds every route of `other` (replacing equal paths and prefixes).
   void Merge(const HttpRoutes& other);
+  // Replaces every handler h by wrap(h) (e.g. an access check in front of each page).
+  void WrapHandlers(const std::function<HttpHandler(HttpHandler)>& wrap);
 
   // The handler for `path` (exact routes first, then the longest prefix), with *rest set to
   // what follows a prefix; null when none matches.

@@ -4,7 +4,9 @@
 # Protected mode refuses 0.0.0.0 without credentials (saying what to configure) and starts
 # with --allow_insecure; over TLS with tokens, histctl says which part failed (connection,
 # certificate, credentials, role) and exits 1; allowed roles are served; the plaintext
-# health port answers health only; SIGTERM exits 0.
+# health port answers health only; the HTTP endpoint's histogram pages need a reader's
+# token (Bearer, or Basic with the token as password) while probes and /metrics stay open;
+# SIGTERM exits 0.
 set -euo pipefail
 
 HISTD=${1:?usage: security_test.sh HISTD HISTCTL}
@@ -80,11 +82,13 @@ cd - >/dev/null
 step "start histd with TLS, tokens and a health port"
 "$HISTD" --engine=cpu --address=127.0.0.1:0 --ready_file="$WORK/ready" \
   --tls_cert="$WORK/tls.crt" --tls_key="$WORK/tls.key" --auth_tokens_file="$WORK/tokens" \
-  --health_address=127.0.0.1:0 >"$WORK/histd.log" 2>&1 &
+  --health_address=127.0.0.1:0 --http_address=127.0.0.1:0 >"$WORK/histd.log" 2>&1 &
 HISTD_PID=$!
 for _ in $(seq 1 300); do [[ -s $WORK/ready ]] && break; sleep 0.1; done
 [[ -s $WORK/ready ]] || fail "histd did not start"
 ADDR=$(head -n 1 "$WORK/ready" | tr -d '[:space:]')
+HTTP=$(sed -n 2p "$WORK/ready" | tr -d '[:space:]')
+[[ -n $HTTP ]] || fail "no HTTP address in --ready_file"
 HEALTH=$(sed -n "s/.*health_only_address=\([0-9.:]*\).*/\1/p" "$WORK/histd.log" | head -n 1)
 [[ -n $HEALTH ]] || fail "no health address in the log"
 
@@ -115,6 +119,33 @@ step "the health port serves health only, in plaintext"
 run_ctl --server="$HEALTH" health
 [[ $RC -eq 0 && $OUT == *SERVING* ]] || fail "health port: $OUT"
 expect_failure "histd method on the health port" "UNIMPLEMENTED" --server="$HEALTH" list
+
+step "the HTTP endpoint: pages need a reader, probes and /metrics do not"
+# http_status PATH [AUTHORIZATION]: the status code (and WWW-Authenticate) of a GET.
+http_status() {
+  python3 - "$HTTP" "$1" "${2:-}" <<'PY'
+import sys, urllib.request, urllib.error
+req = urllib.request.Request(f"http://{sys.argv[1]}{sys.argv[2]}")
+if sys.argv[3]:
+    req.add_header("Authorization", sys.argv[3])
+try:
+    with urllib.request.urlopen(req, timeout=10) as r:
+        print(r.status)
+except urllib.error.HTTPError as e:
+    print(e.code, e.headers.get("WWW-Authenticate", ""))
+PY
+}
+READER=$(cat "$WORK/reader.token")
+BASIC=$(printf 'anyone:%s' "$READER" | base64 -w0)
+for path in /healthz /readyz /metrics; do
+  [[ $(http_status $path) == 200 ]] || fail "$path without a token: $(http_status $path)"
+done
+[[ $(http_status /render/wafer.png) == '401 Basic realm="histd"' ]] ||
+  fail "render without a token: $(http_status /render/wafer.png)"
+[[ $(http_status /render/wafer.png "Bearer not-a-token") == 401* ]] || fail "render, unknown token"
+[[ $(http_status /render/wafer.png "Bearer $READER") == 200 ]] || fail "render, reader's token"
+[[ $(http_status / "Basic $BASIC") == 200 ]] || fail "web page, Basic with the reader's token"
+[[ $(http_status /api/histograms) == 401* ]] || fail "the page's API without a token"
 
 step "SIGTERM"
 kill -TERM "$HISTD_PID"

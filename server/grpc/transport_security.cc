@@ -128,8 +128,18 @@ bool IsLoopbackAddress(const std::string& address) {
 
 absl::Status CheckProtectedMode(const Options& o) {
   const Options::Security& s = o.security;
-  if (IsLoopbackAddress(o.address) || !s.tls_cert_file.empty() || !s.auth_tokens_file.empty() ||
-      s.allow_insecure) {
+  if (s.allow_insecure) return absl::OkStatus();
+  // The HTTP endpoint has no TLS; its histogram pages are closed only by identities.
+  if (!o.http.address.empty() && !IsLoopbackAddress(o.http.address) &&
+      s.auth_tokens_file.empty()) {
+    return absl::FailedPreconditionError(absl::StrFormat(
+        "protected mode: --http_address=%s is reachable from other hosts, and without "
+        "--auth_tokens_file its pages show every histogram to anyone who reaches it. Give "
+        "--auth_tokens_file (its pages then need a reader's token; docs/security.md), or bind "
+        "it to 127.0.0.1, or pass --allow_insecure to serve it open on purpose",
+        o.http.address));
+  }
+  if (IsLoopbackAddress(o.address) || !s.tls_cert_file.empty() || !s.auth_tokens_file.empty()) {
     return absl::OkStatus();
   }
   return absl::FailedPreconditionError(absl::StrFormat(

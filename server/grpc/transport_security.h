@@ -2,7 +2,8 @@
 //
 //   CheckProtectedMode(options)   FAILED_PRECONDITION, saying what to configure, when
 //                                 `address` is not loopback and the daemon has neither TLS
-//                                 nor a tokens file, unless security.allow_insecure.
+//                                 nor a tokens file, or http.address is not loopback and
+//                                 there is no tokens file; unless security.allow_insecure.
 //   MakeServerCredentials(sec)    TLS (mutual when tls_client_ca_file is set) with the files
 //                                 watched by gRPC's FileWatcherCertificateProvider, so that a
 //                                 renewed certificate serves new connections without a

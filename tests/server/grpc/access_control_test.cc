@@ -404,6 +404,17 @@ TEST(ProtectedModeTest, RefusesAnOpenAddressWithoutCredentials) {
   o.security.tls_cert_file = pki.Path("server.pem");
   o.security.tls_key_file = pki.Path("server.key");
   EXPECT_TRUE(HistdServer::Start(o).ok());
+  // An open HTTP endpoint needs identities (it has no TLS): TLS alone is not enough.
+  o.http.address = "0.0.0.0:0";
+  absl::StatusOr<std::unique_ptr<HistdServer>> open_http = HistdServer::Start(o);
+  ASSERT_EQ(open_http.status().code(), absl::StatusCode::kFailedPrecondition) << open_http.status();
+  EXPECT_TRUE(absl::StrContains(open_http.status().message(), "--http_address"))
+      << open_http.status();
+  o.security.auth_tokens_file = WriteTokens(pki, TokensFile());
+  EXPECT_TRUE(HistdServer::Start(o).ok());
+  o.http.address = "127.0.0.1:0";
+  o.security.auth_tokens_file.clear();
+  EXPECT_TRUE(HistdServer::Start(o).ok());
   for (const char* loopback : {"127.0.0.1:0", "localhost:0", "[::1]:0"}) {
     EXPECT_TRUE(IsLoopbackAddress(loopback)) << loopback;
   }

@@ -60,6 +60,9 @@ ABSL_FLAG(bool, allow_insecure, kDefaults.security.allow_insecure,
 ABSL_FLAG(std::string, health_address, kDefaults.health_address,
           "host:port of a plaintext server answering only grpc.health.v1 (for probes that "
           "cannot do TLS or tokens); empty: none");
+ABSL_FLAG(bool, http_tls, kDefaults.http.tls,
+          "serve --http_address over TLS with --tls_cert and --tls_key (client certificates "
+          "required with --tls_client_ca)");
 ABSL_FLAG(bool, reflection, kDefaults.reflection, "serve gRPC server reflection on --address");
 ABSL_FLAG(std::string, engine, "auto", "auto (CUDA when a GPU is visible, else CPU), cpu or cuda");
 ABSL_FLAG(int, cpu_threads, kDefaults.engine.cpu_threads,
@@ -269,6 +272,7 @@ int main(int argc, char** argv) {
   options.security.allow_insecure = absl::GetFlag(FLAGS_allow_insecure);
   options.health_address = absl::GetFlag(FLAGS_health_address);
   options.reflection = absl::GetFlag(FLAGS_reflection);
+  options.http.tls = absl::GetFlag(FLAGS_http_tls);
   if (!ParseEngineKind(absl::GetFlag(FLAGS_engine), &options.engine.kind)) {
     histd::server::LogError("bad_flag", {{"flag", "engine"}, {"must_be", "auto, cpu or cuda"}});
     return 2;

@@ -35,6 +35,9 @@ struct Options {
     // Threads that serve requests; a connection holds one while it is kept alive (at most
     // 5 s idle), so this bounds the concurrent clients (probes, scrapers).
     int threads = 4;
+    // Serve it over TLS with security.tls_cert_file and tls_key_file (and require client
+    // certificates with tls_client_ca_file), re-read when they change.
+    bool tls = false;
   } http;
 
   // Transport security and access control (docs/security.md).

@@ -45,6 +45,7 @@
 #include "server/grpc/query_stream.h"
 #include "server/grpc/transport_security.h"
 #include "server/http/http_server.h"
+#include "server/http/http_tls.h"
 #include "server/http/ops_pages.h"
 #include "server/http/page_access.h"
 #include "server/http/view_pages.h"
@@ -167,12 +168,23 @@ absl::StatusOr<std::unique_ptr<HistdServer>> HistdServer::Start(Options options)
     server->metrics_ = std::make_unique<DaemonMetrics>();
     HttpRoutes routes;
     AddOpsPages(&server->metrics_->registry(), &server->readiness_, &routes);
+    std::shared_ptr<HttpTls> tls;
+    if (o.http.tls) {
+      if (o.security.tls_cert_file.empty()) {
+        return absl::InvalidArgumentError("--http_tls needs --tls_cert and --tls_key");
+      }
+      absl::StatusOr<std::shared_ptr<HttpTls>> loaded = HttpTls::Create(
+          o.security.tls_cert_file, o.security.tls_key_file, o.security.tls_client_ca_file);
+      if (!loaded.ok()) return loaded.status();
+      tls = *std::move(loaded);
+    }
     absl::StatusOr<std::unique_ptr<HttpServer>> http =
-        HttpServer::Start(o.http.address, std::move(routes), o.http.threads);
+        HttpServer::Start(o.http.address, std::move(routes), o.http.threads, std::move(tls));
     if (!http.ok()) return http.status();
     server->http_ = *std::move(http);
     server->http_address_ = server->http_->address();
     LogInfo("http_listening", {{"address", server->http_address_},
+                               {"tls", o.http.tls},
                                {"paths", "/metrics /healthz /readyz / /histogram/ /render/ /api/"}});
   }
 

@@ -15,6 +15,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/match.h"
 #include "engine/thread_name.h"
+#include "server/http/http_tls.h"
 
 namespace histd::server {
 namespace {
@@ -103,19 +104,29 @@ absl::Status SplitHostPort(const std::string& address, const char* flag, std::st
   return absl::OkStatus();
 }
 
-HttpServer::HttpServer(HttpRoutes routes)
-    : routes_(std::make_shared<const HttpRoutes>(std::move(routes))),
-      server_(std::make_unique<httplib::Server>()) {}
+HttpServer::HttpServer(HttpRoutes routes, std::shared_ptr<HttpTls> tls)
+    : routes_(std::make_shared<const HttpRoutes>(std::move(routes))), tls_(std::move(tls)) {
+  if (tls_ == nullptr) {
+    server_ = std::make_unique<httplib::Server>();
+  } else {
+    HttpTls* t = tls_.get();
+    server_ = std::make_unique<httplib::SSLServer>([t](SSL_CTX& ctx) { return t->Configure(ctx); });
+  }
+}
 
 HttpServer::~HttpServer() { Stop(); }
 
 absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(const std::string& address,
-                                                              HttpRoutes routes, int threads) {
+                                                              HttpRoutes routes, int threads,
+                                                              std::shared_ptr<HttpTls> tls) {
   std::string host;
   int port = 0;
   if (absl::Status s = SplitHostPort(address, "--http_address", &host, &port); !s.ok()) return s;
   if (threads < 1) return absl::InvalidArgumentError("HTTP threads must be >= 1");
-  std::unique_ptr<HttpServer> http(new HttpServer(std::move(routes)));
+  std::unique_ptr<HttpServer> http(new HttpServer(std::move(routes), std::move(tls)));
+  if (!http->server_->is_valid()) {
+    return absl::FailedPreconditionError("the HTTP endpoint's TLS context could not be set up");
+  }
   httplib::Server& svr = *http->server_;
   svr.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   svr.set_socket_options(ReuseAddressOnly);

@@ -43,6 +43,8 @@ class Server;
 
 namespace histd::server {
 
+class HttpTls;
+
 struct HttpRequest {
   std::string method;     // GET or HEAD
   std::string path;       // decoded, without the query string
@@ -88,10 +90,12 @@ class HttpRoutes {
 
 class HttpServer {
  public:
-  // Binds `address` (host:port, [v6]:port; port 0 picks a free port) and serves `routes`.
+  // Binds `address` (host:port, [v6]:port; port 0 picks a free port) and serves `routes`,
+  // over TLS when `tls` is given (server/http/http_tls.h).
   // INVALID_ARGUMENT for a malformed address, UNAVAILABLE when it cannot be bound.
   static absl::StatusOr<std::unique_ptr<HttpServer>> Start(const std::string& address,
-                                                           HttpRoutes routes, int threads);
+                                                           HttpRoutes routes, int threads,
+                                                           std::shared_ptr<HttpTls> tls = nullptr);
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
@@ -104,11 +108,12 @@ class HttpServer {
   void Stop();
 
  private:
-  HttpServer(HttpRoutes routes);
+  HttpServer(HttpRoutes routes, std::shared_ptr<HttpTls> tls);
   HttpResponse Dispatch(const HttpRequest& request) const;
 
   mutable absl::Mutex mu_;
   std::shared_ptr<const HttpRoutes> routes_ ABSL_GUARDED_BY(mu_);  // replaced, never changed
+  std::shared_ptr<HttpTls> tls_;  // outlives server_, whose handshakes use it
   std::unique_ptr<httplib::Server> server_;
   std::thread listener_;
   std::string address_;

@@ -82,7 +82,7 @@ cd - >/dev/null
 step "start histd with TLS, tokens and a health port"
 "$HISTD" --engine=cpu --address=127.0.0.1:0 --ready_file="$WORK/ready" \
   --tls_cert="$WORK/tls.crt" --tls_key="$WORK/tls.key" --auth_tokens_file="$WORK/tokens" \
-  --health_address=127.0.0.1:0 --http_address=127.0.0.1:0 >"$WORK/histd.log" 2>&1 &
+  --health_address=127.0.0.1:0 --http_address=127.0.0.1:0 --http_tls >"$WORK/histd.log" 2>&1 &
 HISTD_PID=$!
 for _ in $(seq 1 300); do [[ -s $WORK/ready ]] && break; sleep 0.1; done
 [[ -s $WORK/ready ]] || fail "histd did not start"
@@ -120,19 +120,23 @@ run_ctl --server="$HEALTH" health
 [[ $RC -eq 0 && $OUT == *SERVING* ]] || fail "health port: $OUT"
 expect_failure "histd method on the health port" "UNIMPLEMENTED" --server="$HEALTH" list
 
-step "the HTTP endpoint: pages need a reader, probes and /metrics do not"
-# http_status PATH [AUTHORIZATION]: the status code (and WWW-Authenticate) of a GET.
+step "the HTTP endpoint over TLS: pages need a reader, probes and /metrics do not"
+# http_status PATH [AUTHORIZATION [SCHEME]]: the status code (and WWW-Authenticate) of a
+# GET over https trusting ca.pem (or http), "refused" when no HTTP answer comes.
 http_status() {
-  python3 - "$HTTP" "$1" "${2:-}" <<'PY'
-import sys, urllib.request, urllib.error
-req = urllib.request.Request(f"http://{sys.argv[1]}{sys.argv[2]}")
-if sys.argv[3]:
-    req.add_header("Authorization", sys.argv[3])
+  python3 - "$HTTP" "$1" "${2:-}" "${3:-https}" "${HTTP_CA:-$WORK/ca.pem}" <<'PY'
+import ssl, sys, urllib.request, urllib.error
+host, path, auth, scheme, ca = sys.argv[1:6]
+req = urllib.request.Request(f"{scheme}://{host}{path}")
+if auth:
+    req.add_header("Authorization", auth)
 try:
-    with urllib.request.urlopen(req, timeout=10) as r:
+    with urllib.request.urlopen(req, timeout=10, context=ssl.create_default_context(cafile=ca)) as r:
         print(r.status)
 except urllib.error.HTTPError as e:
     print(e.code, e.headers.get("WWW-Authenticate", ""))
+except (urllib.error.URLError, ConnectionError, OSError):
+    print("refused")
 PY
 }
 READER=$(cat "$WORK/reader.token")
@@ -146,6 +150,19 @@ done
 [[ $(http_status /render/wafer.png "Bearer $READER") == 200 ]] || fail "render, reader's token"
 [[ $(http_status / "Basic $BASIC") == 200 ]] || fail "web page, Basic with the reader's token"
 [[ $(http_status /api/histograms) == 401* ]] || fail "the page's API without a token"
+[[ $(http_status /healthz "" http) == refused ]] || fail "plaintext HTTP to the TLS endpoint"
+
+step "a renewed certificate serves new HTTPS connections without a restart"
+[[ $(HTTP_CA="$WORK/other.pem" http_status /healthz) == refused ]] ||
+  fail "a client trusting another CA was served"
+(cd "$WORK" && openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -keyout new.key \
+  -out new.csr -subj "/CN=localhost" >/dev/null 2>&1 &&
+  openssl x509 -req -days 2 -in new.csr -CA other.pem -CAkey other.key -set_serial 2 \
+    -out new.crt -extfile san.ext >/dev/null 2>&1 &&
+  cp new.key tls.key.tmp && mv tls.key.tmp tls.key && cp new.crt tls.crt.tmp && mv tls.crt.tmp tls.crt)
+export HTTP_CA="$WORK/other.pem"  # the client now trusts only the new issuer
+for _ in $(seq 1 40); do [[ $(http_status /healthz) == 200 ]] && break; sleep 0.25; done
+[[ $(http_status /healthz) == 200 ]] || fail "HTTPS with the renewed certificate: $(http_status /healthz)"
 
 step "SIGTERM"
 kill -TERM "$HISTD_PID"

@@ -23,6 +23,9 @@ using cuda::PinnedBuffer;
 // Each host thread gets its own stream, so concurrent queries do not serialize.
 cudaStream_t Stream() { return cudaStreamPerThread; }
 
+// Device memory the stream-ordered pool keeps for reads' scratch between reads.
+constexpr uint64_t kReadScratchPoolBytes = uint64_t{64} << 20;
+
 class PinnedStagingBuffer final : public StagingBuffer {
  public:
   explicit PinnedStagingBuffer(PinnedBuffer buffer)
@@ -146,12 +149,22 @@ class CudaEngine final : public Engine {
           r.rows(), cudaMemcpyDeviceToHost, Stream()));
       return cuda::ToStatus(cudaStreamSynchronize(Stream()), "read bins");
     }
-    auto scratch = DeviceBuffer::Allocate(ReadBinsBytes(spec));
-    if (!scratch.ok()) return scratch.status();
-    HISTD_RETURN_IF_ERROR(cuda::LaunchReadRegion(bins, cols, spec, scratch->get(), Stream()));
-    HISTD_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(out, scratch->get(), scratch->bytes(),
-                                               cudaMemcpyDeviceToHost, Stream()));
-    return cuda::ToStatus(cudaStreamSynchronize(Stream()), "read bins");
+    // Scratch from the stream-ordered pool (the device's default pool, which keeps
+    // kReadScratchPoolBytes between reads): cudaMalloc and cudaFree would synchronize the
+    // whole device, so a read would wait for every ingest batch in flight.
+    const uint64_t bytes = ReadBinsBytes(spec);
+    void* scratch = nullptr;
+    HISTD_CUDA_RETURN_IF_ERROR(cudaMallocAsync(&scratch, bytes, Stream()));
+    absl::Status status = cuda::LaunchReadRegion(bins, cols, spec, scratch, Stream());
+    if (status.ok()) {
+      status = cuda::ToStatus(
+          cudaMemcpyAsync(out, scratch, bytes, cudaMemcpyDeviceToHost, Stream()), "read bins");
+    }
+    const cudaError_t freed = cudaFreeAsync(scratch, Stream());
+    if (status.ok()) status = cuda::ToStatus(freed, "cudaFreeAsync");
+    const cudaError_t synced = cudaStreamSynchronize(Stream());
+    if (status.ok()) status = cuda::ToStatus(synced, "read bins");
+    return status;
   }
 
   absl::StatusOr<std::unique_ptr<StagingBuffer>> CreateStagingBuffer(size_t bytes) override {
@@ -216,6 +229,12 @@ absl::StatusOr<std::unique_ptr<Engine>> MakeCudaEngine(int device) {
         absl::StrCat("cuda engine: device ", device, " requested, ", count, " visible"));
   }
   HISTD_CUDA_RETURN_IF_ERROR(cudaSetDevice(device));
+  // Reads' scratch (ReadBins) comes from the device's default stream-ordered pool; keep what
+  // a few pooled views need mapped between reads instead of returning it at each sync.
+  cudaMemPool_t pool = nullptr;
+  HISTD_CUDA_RETURN_IF_ERROR(cudaDeviceGetDefaultMemPool(&pool, device));
+  uint64_t keep = kReadScratchPoolBytes;
+  HISTD_CUDA_RETURN_IF_ERROR(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
   cudaDeviceProp prop{};
   HISTD_CUDA_RETURN_IF_ERROR(cudaGetDeviceProperties(&prop, device));
   auto pipeline = cuda::CudaBatchQueue::Create(device);

@@ -61,7 +61,12 @@ absl::StatusOr<PooledView> ReadPooledView(Engine& engine, MemoryBudget& budget,
   if (absl::Status s = engine.ReadBins(entry.storage(), spec, view.values.data()); !s.ok()) {
     return s;
   }
-  if (need_maxima) {
+  // A cell holding a bin at cap sums to cap or more: when no cell does, no maxima needed.
+  bool any_at_cap = false;
+  for (uint64_t i = 0; need_maxima && !any_at_cap && i < cells; ++i) {
+    any_at_cap = view.value(i) >= entry.spec().shape.cap;
+  }
+  if (any_at_cap) {
     ReadSpec max_spec = spec;
     max_spec.pool = PoolOp::kMax;
     view.maxima.resize(cells);

@@ -37,7 +37,9 @@ struct PooledView {
   PoolOp pool = PoolOp::kSum;
   DType dtype = DType::kU32;     // kU32 sums, kU8 maxima
   std::vector<uint8_t> values;   // rows * cols elements of dtype, row-major, little-endian
-  std::vector<uint8_t> maxima;   // rows * cols, when mark_saturated and pool is kSum
+  // rows * cols, when mark_saturated, pool is kSum and some cell sums to cap or more (else
+  // no cell holds a bin at cap).
+  std::vector<uint8_t> maxima;
   MemoryCharge charge;           // values and maxima, against the host budget
 
   uint64_t value(uint64_t cell) const;

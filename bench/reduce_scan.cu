@@ -28,7 +28,7 @@ namespace {
 
 using histd::DType;
 using histd::Dim;
-using histd::Engine;
+using histd::ReduceOp;
 using namespace histd::bench;
 namespace hc = histd::cuda;
 namespace rs = histd::cuda::reduce_scan;

@@ -126,6 +126,8 @@ class ServerStats:
     active_queries: int
     query_refusals: int
     snapshot_failures: int
+    auth_unauthenticated: int
+    auth_permission_denied: int
 
     @classmethod
     def from_proto(cls, stats: "histograms_pb2.ServerStats") -> "ServerStats":

@@ -10,7 +10,8 @@ namespace {
 class StringStorage : public PayloadStorage {
  public:
   explicit StringStorage(std::string bytes) : bytes_(std::move(bytes)) {}
-  BytePiece piece() const {
+  size_t piece_count() const override { return 1; }
+  BytePiece piece(size_t) const override {
     return {reinterpret_cast<const uint8_t*>(bytes_.data()), bytes_.size()};
   }
 
@@ -21,18 +22,15 @@ class StringStorage : public PayloadStorage {
 }  // namespace
 
 SamplePayload::SamplePayload(std::string bytes) {
-  auto storage = std::make_unique<StringStorage>(std::move(bytes));
-  const BytePiece piece = storage->piece();
-  size_ = piece.size;
-  if (size_ > 0) spans_.push_back(piece);
-  storage_ = std::move(storage);
+  const size_t size = bytes.size();
+  *this = SamplePayload(std::make_unique<StringStorage>(std::move(bytes)), 0, size);
 }
 
-SamplePayload::SamplePayload(std::unique_ptr<PayloadStorage> storage,
-                             const std::vector<BytePiece>& pieces, size_t offset, size_t size)
+SamplePayload::SamplePayload(std::unique_ptr<PayloadStorage> storage, size_t offset, size_t size)
     : storage_(std::move(storage)), size_(size) {
   size_t left = size;
-  for (const BytePiece& piece : pieces) {
+  for (size_t i = 0; i < storage_->piece_count(); ++i) {
+    const BytePiece piece = storage_->piece(i);
     if (left == 0) break;
     if (offset >= piece.size) {
       offset -= piece.size;

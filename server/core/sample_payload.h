@@ -18,27 +18,29 @@
 
 namespace histd::server {
 
-// Owns the memory a payload's pieces point into; the transport derives its own (e.g. one
-// holding references to gRPC slices). Its memory must not move or change while it lives.
-class PayloadStorage {
- public:
-  virtual ~PayloadStorage() = default;
-};
-
 // A contiguous piece of memory owned by a PayloadStorage.
 struct BytePiece {
   const uint8_t* data;
   size_t size;
 };
 
+// Owns the memory a payload's pieces point into, in order; the transport derives its own
+// (e.g. one holding references to gRPC slices). Its memory must not move or change while it
+// lives.
+class PayloadStorage {
+ public:
+  virtual ~PayloadStorage() = default;
+  virtual size_t piece_count() const = 0;
+  virtual BytePiece piece(size_t i) const = 0;
+};
+
 class SamplePayload {
  public:
   SamplePayload() = default;
   explicit SamplePayload(std::string bytes);
-  // The bytes [offset, offset + size) of `pieces` laid end to end, kept alive by `storage`.
-  // Requires that range to lie inside them.
-  SamplePayload(std::unique_ptr<PayloadStorage> storage, const std::vector<BytePiece>& pieces,
-                size_t offset, size_t size);
+  // The bytes [offset, offset + size) of `storage`'s pieces laid end to end. Requires that
+  // range to lie inside them.
+  SamplePayload(std::unique_ptr<PayloadStorage> storage, size_t offset, size_t size);
 
   SamplePayload(SamplePayload&&) = default;
   SamplePayload& operator=(SamplePayload&&) = default;

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_format.h"
 #include "server/core/array_convert.h"
+#include "server/core/histogram_queries.h"
 #include "server/grpc/proto_convert.h"
 #include "server/grpc/unary_reactor.h"
 #include "server/grpc/authorize_call.h"
@@ -43,8 +44,6 @@ absl::Status Resolve(ServiceContext& ctx, const v1::ArrayInput& input, const cha
   return absl::InvalidArgumentError(
       absl::StrFormat("%s: set either inline (an Array) or histogram (a name)", field));
 }
-
-constexpr uint64_t kResponseHeaderRoom = 1024;  // an Array's fields beside its data
 
 // Requests up to twice --max_message_bytes reach the handler (server.cc); the limit is
 // enforced here, with a message that names it.

@@ -94,12 +94,8 @@ class SliceReader {
 class SliceStorage : public PayloadStorage {
  public:
   explicit SliceStorage(std::vector<grpc::Slice> slices) : slices_(std::move(slices)) {}
-  std::vector<BytePiece> pieces() const {
-    std::vector<BytePiece> out;
-    out.reserve(slices_.size());
-    for (const grpc::Slice& slice : slices_) out.push_back({slice.begin(), slice.size()});
-    return out;
-  }
+  size_t piece_count() const override { return slices_.size(); }
+  BytePiece piece(size_t i) const override { return {slices_[i].begin(), slices_[i].size()}; }
 
  private:
   std::vector<grpc::Slice> slices_;
@@ -173,9 +169,7 @@ absl::StatusOr<DecodedIngestRequest> DecodeIngestRequest(const grpc::ByteBuffer&
 }
 
 SamplePayload PayloadFromSlices(std::vector<grpc::Slice> slices, size_t offset, size_t size) {
-  auto storage = std::make_unique<SliceStorage>(std::move(slices));
-  const std::vector<BytePiece> pieces = storage->pieces();
-  return SamplePayload(std::move(storage), pieces, offset, size);
+  return SamplePayload(std::make_unique<SliceStorage>(std::move(slices)), offset, size);
 }
 
 }  // namespace histd::server

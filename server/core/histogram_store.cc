@@ -120,10 +120,11 @@ absl::StatusOr<IngestCounters> HistogramEntry::ReadAndReset(Engine& engine, void
 
 absl::Status HistogramEntry::Reset(Engine& engine) { return EndCycle(engine, nullptr).status(); }
 
-ApplyOrderLock::ApplyOrderLock(std::vector<HistogramEntry*> entries) : locked_(std::move(entries)) {
-  std::sort(locked_.begin(), locked_.end());
+ApplyOrderLock::ApplyOrderLock(std::vector<std::shared_ptr<HistogramEntry>> entries)
+    : locked_(std::move(entries)) {
+  std::sort(locked_.begin(), locked_.end());  // by address (shared_ptr's operator<)
   locked_.erase(std::unique(locked_.begin(), locked_.end()), locked_.end());
-  for (HistogramEntry* e : locked_) e->order_mu_.Lock();
+  for (const std::shared_ptr<HistogramEntry>& e : locked_) e->order_mu_.Lock();
 }
 
 ApplyOrderLock::~ApplyOrderLock() {

@@ -127,16 +127,18 @@ class HistogramEntry {
 // Holds the apply-order locks of the histograms of one batch while it is handed to the
 // engine (Engine::Apply), so that no read-and-reset of them runs meanwhile. Only one thread
 // holds several at once (the pipeline's flusher; a read-and-reset takes one), and they are
-// taken in address order.
+// taken in address order. It shares ownership of the entries: the engine may call the
+// batch's `done` inline, whose acknowledgements let a client delete a histogram of the batch
+// before the lock is released, and the locks must outlive that.
 class ApplyOrderLock {
  public:
-  explicit ApplyOrderLock(std::vector<HistogramEntry*> entries);
+  explicit ApplyOrderLock(std::vector<std::shared_ptr<HistogramEntry>> entries);
   ~ApplyOrderLock();
   ApplyOrderLock(const ApplyOrderLock&) = delete;
   ApplyOrderLock& operator=(const ApplyOrderLock&) = delete;
 
  private:
-  std::vector<HistogramEntry*> locked_;  // distinct, ascending addresses
+  std::vector<std::shared_ptr<HistogramEntry>> locked_;  // distinct, ascending addresses
 };
 
 class HistogramStore {

@@ -376,9 +376,9 @@ void IngestPipeline::Flush(Slot* slot) {
   {
     // No read-and-reset of these histograms runs while the batch is handed over, so each
     // part's bins land in the cycle BeginApply names (HistogramEntry, "Cycles").
-    std::vector<HistogramEntry*> entries;
+    std::vector<std::shared_ptr<HistogramEntry>> entries;
     entries.reserve(slot->parts.size());
-    for (const Slot::Part& part : slot->parts) entries.push_back(part.message->message.histogram.get());
+    for (const Slot::Part& part : slot->parts) entries.push_back(part.message->message.histogram);
     ApplyOrderLock order(std::move(entries));
     for (Slot::Part& part : slot->parts) part.cycle = part.message->message.histogram->BeginApply();
     engine_.Apply(*slot->buffer, std::move(items),

@@ -226,6 +226,10 @@ TEST_P(WatchRenderTest, AClientThatStopsReadingIsCancelledAfterTheStallTimeout) 
   grpc::ClientContext context;
   std::unique_ptr<grpc::ClientReader<v1::WatchUpdate>> reader =
       query_->Watch(&context, Request("big", 1024, 1024, 100));
+  // One update read proves the watch holds the permit (a query racing its start could hold
+  // it instead and have the watch refused); no other update is read.
+  v1::WatchUpdate first;
+  ASSERT_TRUE(reader->Read(&first));
   // The permit is held while the stream lives, then freed once the stall is detected.
   EXPECT_TRUE(WaitUntil([&] { return QueryWhole("big").status.error_code() ==
                                      grpc::StatusCode::RESOURCE_EXHAUSTED; }, absl::Seconds(5)));

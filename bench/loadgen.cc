@@ -71,7 +71,7 @@ ABSL_FLAG(int, repeat, 1,
           "whether memory stays flat)");
 ABSL_FLAG(bool, server_log, false, "show the in-process server's info log lines");
 ABSL_FLAG(int, producers, 4, "concurrent ingest streams");
-ABSL_FLAG(bool, sweep, false, "run producers = 1, 2, 4, 8 (one set of rows each)");
+ABSL_FLAG(bool, sweep, false, "run producers = 1, 2, 4, 8, 16 (one set of rows each)");
 ABSL_FLAG(int, histograms, 16, "histograms ingested into, round robin");
 ABSL_FLAG(std::string, histogram_prefix, "loadgen",
           "histograms are named <prefix>-<i> (deleted and created at start): give concurrent "
@@ -481,7 +481,7 @@ int Main() {
   }
 
   std::vector<int> configs;
-  for (int producers : absl::GetFlag(FLAGS_sweep) ? std::vector<int>{1, 2, 4, 8}
+  for (int producers : absl::GetFlag(FLAGS_sweep) ? std::vector<int>{1, 2, 4, 8, 16}
                                                   : std::vector<int>{absl::GetFlag(FLAGS_producers)}) {
     for (int i = 0; i < std::max(1, absl::GetFlag(FLAGS_repeat)); ++i) configs.push_back(producers);
   }

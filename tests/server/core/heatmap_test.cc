@@ -5,6 +5,7 @@
 // client/python/tests/test_render.py).
 #include <png.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <memory>
@@ -262,6 +263,29 @@ TEST_F(RenderTest, SumPoolingAddsAndMarksBlocksHoldingASaturatedBin) {
   png = RenderHistogram(*engine_, *store_, budget_, spec, 4096);
   ASSERT_TRUE(png.ok()) << png.status();
   EXPECT_EQ(DecodePng(png->png).at(25, 5), kViridis[64]);
+}
+
+TEST_F(RenderTest, TheMaxReadRunsOnlyWhenSomeCellSumsToCap) {
+  absl::StatusOr<std::shared_ptr<HistogramEntry>> entry = store_->Find("wafer");
+  ASSERT_TRUE(entry.ok());
+  ViewRequest request;
+  request.rows = 8;
+  request.cols = 8;
+  request.mark_saturated = true;
+  request.region = Region{0, 32, 0, 256};  // the hot bin (100 < cap 200) alone
+  absl::StatusOr<PooledView> view = ReadPooledView(*engine_, budget_, **entry, request);
+  ASSERT_TRUE(view.ok()) << view.status();
+  EXPECT_TRUE(view->maxima.empty());
+  EXPECT_EQ(ToHeatmapView(*view, (*entry)->spec()).saturated, std::vector<uint8_t>(64, 0));
+  request.region = Region{32, 64, 0, 256};  // the saturated bin, and 10 beside it
+  view = ReadPooledView(*engine_, budget_, **entry, request);
+  ASSERT_TRUE(view.ok()) << view.status();
+  ASSERT_EQ(view->maxima.size(), 64u);
+  // Bins (40, 20) and (40, 21): cell (8 * 8 / 32, 20 * 8 / 256) = (2, 0), sum 210, max 200.
+  EXPECT_EQ(view->value(2 * 8), 210u);
+  EXPECT_EQ(view->maxima[2 * 8], 200u);
+  const HeatmapView heatmap = ToHeatmapView(*view, (*entry)->spec());
+  EXPECT_EQ(std::count(heatmap.saturated.begin(), heatmap.saturated.end(), 1), 1);
 }
 
 TEST_F(RenderTest, BadRequestsAreRefusedBeforeAnythingIsRead) {

@@ -123,7 +123,7 @@ int Main() {
           std::fprintf(stderr, "histd_bench_render: %s\n", view.status().ToString().c_str());
           return 1;
         }
-        const Image image = DrawHeatmap(ToHeatmapView(*view, spec), options, nullptr);
+        const Image image = DrawHeatmap(*view, spec, options, nullptr);
         const auto t2 = Clock::now();
         absl::StatusOr<std::string> png = EncodePng(image);
         const auto t3 = Clock::now();

@@ -15,6 +15,23 @@ uint64_t PooledView::value(uint64_t cell) const {
   return v;
 }
 
+namespace {
+
+// Whether some cell of `view` is at least `threshold`: one pass without early exit, which
+// the compiler vectorizes.
+template <typename T>
+bool AnyCellAtLeast(const PooledView& view, uint32_t threshold) {
+  bool any = false;
+  for (uint64_t i = 0, cells = view.rows * view.cols; i < cells; ++i) {
+    T v;
+    std::memcpy(&v, view.values.data() + i * sizeof(T), sizeof(T));
+    any |= v >= threshold;
+  }
+  return any;
+}
+
+}  // namespace
+
 Region ResolveRegion(const Region& region, const HistogramShape& shape) {
   if (region.row_begin == 0 && region.row_end == 0 && region.col_begin == 0 &&
       region.col_end == 0) {
@@ -62,11 +79,9 @@ absl::StatusOr<PooledView> ReadPooledView(Engine& engine, MemoryBudget& budget,
     return s;
   }
   // A cell holding a bin at cap sums to cap or more: when no cell does, no maxima needed.
-  bool any_at_cap = false;
-  for (uint64_t i = 0; need_maxima && !any_at_cap && i < cells; ++i) {
-    any_at_cap = view.value(i) >= entry.spec().shape.cap;
-  }
-  if (any_at_cap) {
+  const uint32_t cap = entry.spec().shape.cap;
+  if (need_maxima && (view.dtype == DType::kU8 ? AnyCellAtLeast<uint8_t>(view, cap)
+                                               : AnyCellAtLeast<uint32_t>(view, cap))) {
     ReadSpec max_spec = spec;
     max_spec.pool = PoolOp::kMax;
     view.maxima.resize(cells);
@@ -75,27 +90,6 @@ absl::StatusOr<PooledView> ReadPooledView(Engine& engine, MemoryBudget& budget,
     }
   }
   return view;
-}
-
-HeatmapView ToHeatmapView(const PooledView& view, const HistogramSpec& spec) {
-  HeatmapView out;
-  out.rows = view.rows;
-  out.cols = view.cols;
-  out.region = view.region;
-  out.shape = spec.shape;
-  out.x_axis = spec.x_axis;
-  out.y_axis = spec.y_axis;
-  const uint64_t cells = view.rows * view.cols;
-  out.values.resize(cells);
-  out.saturated.resize(cells);
-  for (uint64_t i = 0; i < cells; ++i) {
-    out.values[i] = view.value(i);
-    const uint64_t largest = view.pool == PoolOp::kMax ? out.values[i]
-                             : view.maxima.empty()     ? 0
-                                                       : view.maxima[i];
-    out.saturated[i] = largest >= spec.shape.cap;
-  }
-  return out;
 }
 
 }  // namespace histd::server

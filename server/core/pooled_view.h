@@ -1,7 +1,8 @@
 // A pooled view: a histogram's region reduced by the engine to at most rows x cols cells,
 // each the sum or the maximum of its block of bins (ReadSpec's exact-size cut, see
 // kernels/read_blocks.h: cell i of n over R bins covers [floor(i R / n), floor((i + 1) R / n))).
-// What renders (server/core/render.h) and Watch streams are made of. Knows nothing of gRPC.
+// What renders (server/core/render.h, drawn by server/core/heatmap.h) and Watch streams are
+// made of. Knows nothing of gRPC.
 //
 // Sizes: a dimension of the view has min(requested, bins in the region) cells (a view never
 // has more cells than bins). Its bytes are charged to the host budget before the engine
@@ -16,7 +17,6 @@
 
 #include "absl/status/statusor.h"
 #include "engine/engine.h"
-#include "server/core/heatmap.h"
 #include "server/core/histogram_store.h"
 #include "server/core/memory_budget.h"
 
@@ -52,9 +52,5 @@ Region ResolveRegion(const Region& region, const HistogramShape& shape);
 // RESOURCE_EXHAUSTED beyond the budget.
 absl::StatusOr<PooledView> ReadPooledView(Engine& engine, MemoryBudget& budget,
                                           const HistogramEntry& entry, const ViewRequest& request);
-
-// The view as the heatmap draws it: values widened, saturated cells marked (cells whose
-// maximum equals the histogram's cap), labels from the entry's spec.
-HeatmapView ToHeatmapView(const PooledView& view, const HistogramSpec& spec);
 
 }  // namespace histd::server

@@ -1,5 +1,6 @@
 #include "server/core/render.h"
 
+#include <cstdint>
 #include <memory>
 #include <utility>
 
@@ -25,12 +26,11 @@ absl::StatusOr<RenderedPng> RenderHistogram(Engine& engine, HistogramStore& stor
   absl::StatusOr<PooledView> view = ReadPooledView(engine, budget, **entry, request);
   if (!view.ok()) return view.status();
 
-  // The widened view (8 + 1 bytes a cell), the image, and the PNG (at most the image's
-  // bytes plus zlib's and the chunks' overhead: stored blocks add 5 bytes per 64 KiB).
-  const uint64_t cells = view->rows * view->cols;
-  const uint64_t image_bytes = HeatmapImageBytes(spec.heatmap);
+  // The image and what drawing it takes, and the PNG.
+  const HeatmapFrame f = FrameFor(spec.heatmap);
   absl::StatusOr<MemoryCharge> charge = budget.Charge(
-      cells * 9 + image_bytes + image_bytes + image_bytes / 1024 + 4096,
+      HeatmapDrawBytes(spec.heatmap) + PngBytesBound(spec.heatmap.width + f.left + f.right,
+                                                     spec.heatmap.height + f.top + f.bottom),
       absl::StrFormat("a %u x %u render of '%s'", spec.heatmap.width, spec.heatmap.height,
                       spec.name));
   if (!charge.ok()) return charge.status();
@@ -39,12 +39,8 @@ absl::StatusOr<RenderedPng> RenderHistogram(Engine& engine, HistogramStore& stor
   out.region = view->region;
   out.view_rows = view->rows;
   out.view_cols = view->cols;
-  Image image;
-  {
-    const HeatmapView heatmap = ToHeatmapView(*view, histogram);
-    view = absl::InternalError("released");  // the pooled view's buffers and charge
-    image = DrawHeatmap(heatmap, spec.heatmap, &out.z);
-  }
+  Image image = DrawHeatmap(*view, histogram, spec.heatmap, &out.z);
+  view = absl::InternalError("released");  // the pooled view's buffers and charge
   absl::StatusOr<std::string> png = EncodePng(image);
   if (!png.ok()) return png.status();
   out.png = *std::move(png);

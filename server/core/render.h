@@ -3,8 +3,8 @@
 // read), server/core/heatmap.h draws it and server/core/png_encode.h encodes it. The one path behind
 // the Render RPC, the HTTP /render route and histctl render. Knows nothing of gRPC.
 //
-// Bounds: width and height in 1..max_side; every buffer (the view, its widened copy, the
-// image and the PNG) is charged to the host budget before it is allocated.
+// Bounds: width and height in 1..max_side; every buffer (the view, the image and what
+// drawing it takes, the PNG) is charged to the host budget before it is allocated.
 //
 // Thread safety: RenderHistogram may run on any number of threads at once.
 #pragma once

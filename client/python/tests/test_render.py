@@ -39,7 +39,9 @@ def wafer(client):
 
 def test_a_bare_render_is_exactly_the_requested_size(wafer):
     for width, height in [(512, 128), (1000, 300), (7, 3), (256, 64)]:
-        image = decode(wafer.render(width, height, bare=True))
+        png = wafer.render(width, height, bare=True)
+        assert Image.open(__import__("io").BytesIO(png)).mode == "P"  # an 8-bit palette PNG
+        image = decode(png)
         assert image.size == (width, height)
 
 
@@ -47,7 +49,10 @@ def test_a_framed_render_adds_labels_and_a_colour_bar(wafer):
     image = decode(wafer.render(512, 128))
     assert image.size[0] > 512 and image.size[1] > 128
     pixels = np.asarray(image)
-    assert (pixels == 0).all(axis=2).sum() > 100          # black label text
+    # Label text in viridis' darkest colour (the palette's 256 colours: viridis' 254, red,
+    # white), left of the heatmap's 66-pixel margin.
+    assert (pixels[:, :60] == viridis(0)).all(axis=2).sum() > 100
+    assert (pixels[:, :60] == (255, 255, 255)).all(axis=2).mean() > 0.5  # white background
     assert (pixels == SATURATED).all(axis=2).sum() > 50   # the saturated swatch and bin
 
 

@@ -1,13 +1,14 @@
-// server/core/heatmap.h, server/core/png_encode.h and server/core/render.h without gRPC: colours of values
-// under linear and log scales and zmin/zmax, saturated cells, pixel-to-cell mapping, the
-// frame's size, option checks, and a whole render on the CPU engine decoded back with
-// libpng's simplified reader (an independent decoder checks the same in
-// client/python/tests/test_render.py).
+// server/core/heatmap.h, server/core/png_encode.h and server/core/render.h without gRPC: the
+// palette, colormap levels of values under linear and log scales and zmin/zmax, saturated
+// cells, pixel-to-cell mapping, the frame's size, option checks, and a whole render on the
+// CPU engine decoded back with libpng's simplified reader (an independent decoder checks the
+// same in client/python/tests/test_render.py).
 #include <png.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <random>
 #include <string>
@@ -25,16 +26,29 @@
 namespace histd::server {
 namespace {
 
-HeatmapView View(uint64_t rows, uint64_t cols, std::vector<uint64_t> values,
-                 std::vector<uint8_t> saturated = {}) {
-  HeatmapView view;
+// A summed view of rows x cols cells; `saturated` cells get a maximum at cap (255).
+PooledView View(uint64_t rows, uint64_t cols, const std::vector<uint32_t>& values,
+                const std::vector<uint8_t>& saturated = {}) {
+  PooledView view;
   view.rows = rows;
   view.cols = cols;
-  view.values = std::move(values);
-  view.saturated = saturated.empty() ? std::vector<uint8_t>(rows * cols, 0) : std::move(saturated);
   view.region = Region{0, uint32_t(rows), 0, uint32_t(cols)};
-  view.shape = HistogramShape{uint32_t(rows), uint32_t(cols), 255};
+  view.values.resize(values.size() * 4);
+  std::memcpy(view.values.data(), values.data(), view.values.size());
+  for (uint8_t s : saturated) view.maxima.push_back(s ? 255 : 0);
   return view;
+}
+
+HistogramSpec SpecOf(const PooledView& view) {
+  HistogramSpec spec;
+  spec.name = "h";
+  spec.shape = HistogramShape{uint32_t(view.rows), uint32_t(view.cols), 255};
+  return spec;
+}
+
+// The colour of value v under `range` and `scale`.
+Rgb ValueColor(double v, const ZRange& range, ColorScale scale) {
+  return kViridis[ValueLevel(v, range, scale)];
 }
 
 HeatmapOptions Bare(uint32_t width, uint32_t height) {
@@ -43,6 +57,22 @@ HeatmapOptions Bare(uint32_t width, uint32_t height) {
   options.height = height;
   options.frame = false;
   return options;
+}
+
+TEST(HeatmapTest, ThePaletteHoldsEveryViridisColourThenRedAndWhite) {
+  for (size_t i = 0; i < kViridis.size(); ++i) {
+    EXPECT_EQ(kPalette[kLevelIndex[i]], kViridis[i]) << i;
+  }
+  // 8-bit viridis repeats entries 112/113 and 129/130: 254 colours, then red and white.
+  EXPECT_EQ(kLevelIndex[113], kLevelIndex[112]);
+  EXPECT_EQ(kLevelIndex[255], 253);
+  EXPECT_EQ(kPaletteSize, 256);
+  EXPECT_EQ(kSaturatedRgb, (Rgb{255, 0, 0}));
+  EXPECT_EQ(kBackgroundRgb, (Rgb{255, 255, 255}));
+  EXPECT_EQ(kTextRgb, kViridis[0]);
+  // Every entry distinct: no colormap level reads as saturated or background.
+  for (int i = 0; i < kPaletteSize; ++i)
+    for (int j = i + 1; j < kPaletteSize; ++j) EXPECT_NE(kPalette[i], kPalette[j]) << i << " " << j;
 }
 
 TEST(HeatmapTest, LinearColoursRunFromZminToZmax) {
@@ -70,7 +100,7 @@ TEST(HeatmapTest, DegenerateRangeShowsOnlyWhatIsAboveZmin) {
 }
 
 TEST(HeatmapTest, DefaultRangeIsZeroOrOneToTheLargestValue) {
-  const HeatmapView view = View(1, 3, {0, 7, 40});
+  const PooledView view = View(1, 3, {0, 7, 40});
   HeatmapOptions options = Bare(3, 1);
   ZRange r = ResolveZRange(view, options);
   EXPECT_EQ(r.zmin, 0);
@@ -88,41 +118,74 @@ TEST(HeatmapTest, DefaultRangeIsZeroOrOneToTheLargestValue) {
 
 TEST(HeatmapTest, EachPixelShowsItsCellAndSaturatedCellsAreRed) {
   // 2 x 3 cells onto 6 x 4 pixels: cell (r, c) covers pixels x in [2c, 2c + 2), y in [2r, 2r + 2).
-  const HeatmapView view = View(2, 3, {0, 50, 100, 25, 255, 75}, {0, 0, 0, 0, 1, 0});
+  const std::vector<uint32_t> values = {0, 50, 100, 25, 255, 75};
+  const std::vector<uint8_t> saturated = {0, 0, 0, 0, 1, 0};
+  const PooledView view = View(2, 3, values, saturated);
   ZRange used;
-  const Image image = DrawHeatmap(view, Bare(6, 4), &used);
+  const Image image = DrawHeatmap(view, SpecOf(view), Bare(6, 4), &used);
   ASSERT_EQ(image.width, 6u);
   ASSERT_EQ(image.height, 4u);
   EXPECT_EQ(used.zmax, 255);
   for (uint32_t y = 0; y < 4; ++y) {
     for (uint32_t x = 0; x < 6; ++x) {
       const uint64_t cell = (y / 2) * 3 + x / 2;
-      const Rgb expected = view.saturated[cell] ? kSaturatedRgb
-                                                : ValueColor(double(view.values[cell]), used,
-                                                             ColorScale::kLinear);
+      const Rgb expected = saturated[cell] ? kSaturatedRgb
+                                           : ValueColor(double(values[cell]), used,
+                                                        ColorScale::kLinear);
       EXPECT_EQ(image.at(x, y), expected) << x << ", " << y;
     }
   }
   EXPECT_EQ(image.at(2, 2), kSaturatedRgb);
   EXPECT_EQ(image.at(0, 0), kViridis[0]);
+  EXPECT_EQ(image.at(4, 0), kViridis[100]);  // 100 of 255
 }
 
-TEST(HeatmapTest, NoViridisEntryIsTheSaturatedColour) {
-  for (const Rgb& c : kViridis) EXPECT_NE(c, kSaturatedRgb);
-  // Viridis runs from dark purple to yellow (matplotlib's first and last entries).
-  EXPECT_EQ(kViridis[0], (Rgb{68, 1, 84}));
-  EXPECT_EQ(kViridis[255], (Rgb{253, 231, 37}));
+TEST(HeatmapTest, UnevenBlocksLargeSumsAndMaxPooledViews) {
+  // 2 x 3 and 2 x 7 cells on 7 x 5 pixels (uneven blocks; a cell per pixel column), values
+  // beyond the colour table (sums above 65535); then a max-pooled view, whose own values
+  // mark saturated cells.
+  const std::vector<uint32_t> values = {0, 70000, 140000, 35000, 1, 139999, 7,
+                                        8, 9,     10,     11,    12, 13, 14};
+  for (const uint64_t cols : {3u, 7u}) {
+    const PooledView view =
+        View(2, cols, std::vector<uint32_t>(values.begin(), values.begin() + 2 * cols));
+    ZRange used;
+    const Image image = DrawHeatmap(view, SpecOf(view), Bare(7, 5), &used);
+    EXPECT_EQ(used.zmax, 140000);
+    for (uint32_t y = 0; y < 5; ++y) {
+      for (uint32_t x = 0; x < 7; ++x) {
+        const uint64_t cell = (y * 2 / 5) * cols + x * cols / 7;
+        EXPECT_EQ(image.at(x, y), ValueColor(double(values[cell]), used, ColorScale::kLinear))
+            << cols << ": " << x << ", " << y;
+      }
+    }
+  }
+  EXPECT_EQ(ValueColor(139999, ZRange{0, 140000}, ColorScale::kLinear), kViridis[255]);
+  PooledView maxima;
+  maxima.rows = 1;
+  maxima.cols = 3;
+  maxima.pool = PoolOp::kMax;
+  maxima.dtype = DType::kU8;
+  maxima.values = {0, 255, 100};
+  ZRange used;
+  const Image peaks = DrawHeatmap(maxima, SpecOf(maxima), Bare(3, 1), &used);
+  EXPECT_EQ(used.zmax, 255);
+  EXPECT_EQ(peaks.at(0, 0), kViridis[0]);
+  EXPECT_EQ(peaks.at(1, 0), kSaturatedRgb);
+  EXPECT_EQ(peaks.at(2, 0), kViridis[100]);
 }
 
 TEST(HeatmapTest, FrameSurroundsTheHeatmapWithLabelsAndAColourBar) {
-  const HeatmapView view = View(4, 8, std::vector<uint64_t>(32, 3));
+  const PooledView view = View(4, 8, std::vector<uint32_t>(32, 3));
   HeatmapOptions options = Bare(80, 40);
   options.frame = true;
   const HeatmapFrame f = FrameFor(options);
-  const Image image = DrawHeatmap(view, options, nullptr);
+  const Image image = DrawHeatmap(view, SpecOf(view), options, nullptr);
   EXPECT_EQ(image.width, 80 + f.left + f.right);
   EXPECT_EQ(image.height, 40 + f.top + f.bottom);
-  EXPECT_EQ(HeatmapImageBytes(options), uint64_t{image.width} * image.height * 3);
+  EXPECT_EQ(HeatmapImageBytes(options), uint64_t{image.width} * image.height);
+  EXPECT_GT(HeatmapDrawBytes(options), HeatmapImageBytes(options));
+  EXPECT_EQ(image.at(0, 0), kBackgroundRgb);
   // Every heatmap pixel is the one value's colour (all cells 3 = zmax: the top colour).
   for (uint32_t y = 0; y < 40; ++y)
     for (uint32_t x = 0; x < 80; ++x) ASSERT_EQ(image.at(f.left + x, f.top + y), kViridis[255]);
@@ -163,34 +226,64 @@ TEST(HeatmapTest, OptionsAreChecked) {
   EXPECT_NE(std::string(s.message()).find("zmin > 0"), std::string::npos) << s;
 }
 
+struct RgbImage {
+  uint32_t width = 0, height = 0;
+  std::vector<uint8_t> rgb;  // width * height * 3, row-major
+  Rgb at(uint32_t x, uint32_t y) const {
+    const uint8_t* p = rgb.data() + (uint64_t{y} * width + x) * 3;
+    return Rgb{p[0], p[1], p[2]};
+  }
+};
+
 // libpng's simplified reader: RGB pixels and the size.
-Image DecodePng(const std::string& png) {
+RgbImage DecodePng(const std::string& png) {
   png_image decoded{};
   decoded.version = PNG_IMAGE_VERSION;
-  Image image;
+  RgbImage image;
   if (!png_image_begin_read_from_memory(&decoded, png.data(), png.size())) return image;
   decoded.format = PNG_FORMAT_RGB;
   image.width = decoded.width;
   image.height = decoded.height;
   image.rgb.resize(PNG_IMAGE_SIZE(decoded));
-  if (!png_image_finish_read(&decoded, nullptr, image.rgb.data(), 0, nullptr)) return Image{};
+  if (!png_image_finish_read(&decoded, nullptr, image.rgb.data(), 0, nullptr)) return RgbImage{};
   return image;
 }
 
+// RGB pixels of an image through the palette.
+std::vector<uint8_t> RgbOf(const Image& image) {
+  std::vector<uint8_t> rgb;
+  for (uint8_t index : image.pixels) {
+    rgb.insert(rgb.end(), {kPalette[index].r, kPalette[index].g, kPalette[index].b});
+  }
+  return rgb;
+}
+
 TEST(PngTest, EncodesEveryPixelLosslessly) {
-  Image image;
-  image.width = 37;
-  image.height = 11;
-  image.rgb.resize(37 * 11 * 3);
+  // Random indices (no runs), then runs and repeated rows (what the filter and zlib's
+  // run-length strategy act on), every palette entry used.
   std::mt19937 rng(3);
-  for (uint8_t& b : image.rgb) b = uint8_t(rng());
-  absl::StatusOr<std::string> png = EncodePng(image);
-  ASSERT_TRUE(png.ok()) << png.status();
-  EXPECT_EQ(png->substr(1, 3), "PNG");
-  const Image back = DecodePng(*png);
-  EXPECT_EQ(back.width, 37u);
-  EXPECT_EQ(back.height, 11u);
-  EXPECT_EQ(back.rgb, image.rgb);
+  for (const bool runs : {false, true}) {
+    Image image;
+    image.width = 37;
+    image.height = 11;
+    image.pixels.resize(37 * 11);
+    for (uint8_t& b : image.pixels) b = uint8_t(rng() % kPaletteSize);
+    if (runs) {
+      for (uint32_t y = 0; y < image.height; ++y) {
+        for (uint32_t x = 0; x < image.width; ++x) {
+          image.pixels[y * 37 + x] = uint8_t((y / 2 * 40 + x / 4) % kPaletteSize);
+        }
+      }
+    }
+    absl::StatusOr<std::string> png = EncodePng(image);
+    ASSERT_TRUE(png.ok()) << png.status();
+    EXPECT_EQ(png->substr(1, 3), "PNG");
+    EXPECT_LE(png->size(), PngBytesBound(37, 11));
+    const RgbImage back = DecodePng(*png);
+    EXPECT_EQ(back.width, 37u);
+    EXPECT_EQ(back.height, 11u);
+    EXPECT_EQ(back.rgb, RgbOf(image)) << "runs " << runs;
+  }
 }
 
 // A CPU engine and store holding a histogram with a hot bin, a saturated bin and empty rows.
@@ -238,7 +331,7 @@ TEST_F(RenderTest, PixelsOverAHotBinAnEmptyRegionAndASaturatedBin) {
   EXPECT_EQ(png->view_rows, 64u);
   EXPECT_EQ(png->view_cols, 256u);
   EXPECT_EQ(png->z.zmax, 200);
-  const Image image = DecodePng(png->png);
+  const RgbImage image = DecodePng(png->png);
   ASSERT_EQ(image.width, 512u);
   ASSERT_EQ(image.height, 128u);
   EXPECT_EQ(image.at(200, 20), kViridis[128]);  // 100 of 200: round(127.5)
@@ -256,7 +349,7 @@ TEST_F(RenderTest, SumPoolingAddsAndMarksBlocksHoldingASaturatedBin) {
   spec.heatmap.zmax = 400;
   absl::StatusOr<RenderedPng> png = RenderHistogram(*engine_, *store_, budget_, spec, 4096);
   ASSERT_TRUE(png.ok()) << png.status();
-  const Image image = DecodePng(png->png);
+  const RgbImage image = DecodePng(png->png);
   EXPECT_EQ(image.at(25, 5), kViridis[64]);  // 100 of 400: round(63.75)
   EXPECT_EQ(image.at(5, 20), kSaturatedRgb);
   spec.pool = PoolOp::kMax;
@@ -276,7 +369,10 @@ TEST_F(RenderTest, TheMaxReadRunsOnlyWhenSomeCellSumsToCap) {
   absl::StatusOr<PooledView> view = ReadPooledView(*engine_, budget_, **entry, request);
   ASSERT_TRUE(view.ok()) << view.status();
   EXPECT_TRUE(view->maxima.empty());
-  EXPECT_EQ(ToHeatmapView(*view, (*entry)->spec()).saturated, std::vector<uint8_t>(64, 0));
+  HeatmapOptions options = Bare(8, 8);
+  options.zmax = 1000;
+  Image image = DrawHeatmap(*view, (*entry)->spec(), options, nullptr);
+  EXPECT_EQ(std::count(image.pixels.begin(), image.pixels.end(), kSaturatedIndex), 0);
   request.region = Region{32, 64, 0, 256};  // the saturated bin, and 10 beside it
   view = ReadPooledView(*engine_, budget_, **entry, request);
   ASSERT_TRUE(view.ok()) << view.status();
@@ -284,8 +380,9 @@ TEST_F(RenderTest, TheMaxReadRunsOnlyWhenSomeCellSumsToCap) {
   // Bins (40, 20) and (40, 21): cell (8 * 8 / 32, 20 * 8 / 256) = (2, 0), sum 210, max 200.
   EXPECT_EQ(view->value(2 * 8), 210u);
   EXPECT_EQ(view->maxima[2 * 8], 200u);
-  const HeatmapView heatmap = ToHeatmapView(*view, (*entry)->spec());
-  EXPECT_EQ(std::count(heatmap.saturated.begin(), heatmap.saturated.end(), 1), 1);
+  image = DrawHeatmap(*view, (*entry)->spec(), options, nullptr);
+  EXPECT_EQ(std::count(image.pixels.begin(), image.pixels.end(), kSaturatedIndex), 1);
+  EXPECT_EQ(image.pixels[2 * 8], kSaturatedIndex);
 }
 
 TEST_F(RenderTest, BadRequestsAreRefusedBeforeAnythingIsRead) {

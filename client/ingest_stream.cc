@@ -107,7 +107,21 @@ absl::Status IngestStream::Flush() {
 }
 
 absl::Status IngestStream::WriteBatch(SampleBatch&& batch) {
+  histd::v1::IngestRequest request;
+  request.set_histogram(batch.histogram);
+  request.set_type(batch.type);
+  const uint64_t bytes = batch.payload.size();
+  request.set_samples(std::move(batch.payload));
+  InFlight entry{0, std::move(batch.histogram), batch.type, batch.first_sample, batch.samples};
+  return WriteRequest(std::move(request), std::move(entry), bytes).status();
+}
+
+absl::StatusOr<uint64_t> IngestStream::WriteRequest(histd::v1::IngestRequest request,
+                                                    InFlight entry, uint64_t bytes) {
   const uint64_t sequence = next_sequence_;
+  entry.sequence = sequence;
+  const uint64_t samples = entry.samples;
+  const bool counted = !entry.control;
   {
     absl::MutexLock lock(&mu_);
     auto window_open_or_done = [this]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
@@ -124,18 +138,14 @@ absl::Status IngestStream::WriteBatch(SampleBatch&& batch) {
       write_failed_ = true;
       return absl::UnavailableError("ingest stream ended; Finish() returns its status");
     }
-    in_flight_.push_back(
-        InFlight{sequence, batch.histogram, batch.type, batch.first_sample, batch.samples});
-    counters_.messages_sent += 1;
-    counters_.samples_sent += batch.samples;
-    counters_.bytes_sent += batch.payload.size();
+    in_flight_.push_back(std::move(entry));
+    if (counted) {
+      counters_.messages_sent += 1;
+      counters_.samples_sent += samples;
+      counters_.bytes_sent += bytes;
+    }
   }
-  histd::v1::IngestRequest request;
   request.set_sequence(sequence);
-  request.set_histogram(std::move(batch.histogram));
-  request.set_type(batch.type);
-  const uint64_t bytes = batch.payload.size();
-  request.set_samples(std::move(batch.payload));
   bool written;
   {
     absl::MutexLock lock(&stream_write_mu_);
@@ -148,15 +158,93 @@ absl::Status IngestStream::WriteBatch(SampleBatch&& batch) {
     for (auto it = in_flight_.rbegin(); it != in_flight_.rend(); ++it) {
       if (it->sequence == sequence) {
         in_flight_.erase(std::next(it).base());
-        counters_.messages_sent -= 1;
-        counters_.samples_sent -= batch.samples;
-        counters_.bytes_sent -= bytes;
+        if (counted) {
+          counters_.messages_sent -= 1;
+          counters_.samples_sent -= samples;
+          counters_.bytes_sent -= bytes;
+        }
         break;
       }
     }
     return absl::UnavailableError("ingest stream closed while writing; Finish() returns its status");
   }
   next_sequence_ += 1;
+  return sequence;
+}
+
+absl::Status IngestStream::Control(histd::v1::IngestRequest request) {
+  absl::StatusOr<uint64_t> sequence;
+  {
+    absl::MutexLock lock(&write_mu_);
+    absl::Status usable = UsableLocked();
+    if (!usable.ok()) return usable;
+    InFlight entry{0, "", histd::v1::SAMPLE_TYPE_UNSPECIFIED, 0, 0, /*control=*/true};
+    sequence = WriteRequest(std::move(request), std::move(entry), 0);
+    if (!sequence.ok()) return sequence.status();
+  }
+  absl::MutexLock lock(&mu_);
+  auto answered_or_done = [this, seq = *sequence]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return reader_done_ || control_answers_.count(seq) != 0;
+  };
+  mu_.Await(absl::Condition(&answered_or_done));
+  auto it = control_answers_.find(*sequence);
+  if (it == control_answers_.end()) {
+    return absl::UnavailableError("ingest stream ended before the server answered");
+  }
+  absl::Status answer = std::move(it->second);
+  control_answers_.erase(it);
+  return answer;
+}
+
+absl::Status IngestStream::RegisterShmRegion(const std::string& region, const std::string& key,
+                                             uint64_t byte_size) {
+  histd::v1::IngestRequest request;
+  request.mutable_register_shm()->set_region(region);
+  request.mutable_register_shm()->set_key(key);
+  request.mutable_register_shm()->set_byte_size(byte_size);
+  return Control(std::move(request));
+}
+
+absl::Status IngestStream::UnregisterShmRegion(const std::string& region) {
+  histd::v1::IngestRequest request;
+  request.set_unregister_shm(region);
+  return Control(std::move(request));
+}
+
+absl::StatusOr<uint64_t> IngestStream::SendShm(const std::string& histogram,
+                                               histd::v1::SampleType type,
+                                               const std::string& region, uint64_t offset,
+                                               uint64_t count) {
+  absl::MutexLock lock(&write_mu_);
+  absl::Status usable = UsableLocked();
+  if (!usable.ok()) return usable;
+  histd::v1::IngestRequest request;
+  request.set_histogram(histogram);
+  request.set_type(type);
+  request.mutable_shm()->set_region(region);
+  request.mutable_shm()->set_offset(offset);
+  request.mutable_shm()->set_count(count);
+  const uint64_t bytes = count * (type == histd::v1::SAMPLE_TYPE_XY_F32 ? 8 : 4);
+  // first_sample: shm messages are numbered apart from the batcher's payload messages.
+  InFlight entry{0, histogram, type, 0, count};
+  return WriteRequest(std::move(request), std::move(entry), bytes);
+}
+
+uint64_t IngestStream::acknowledged_through() const {
+  absl::MutexLock lock(&mu_);
+  return acknowledged_through_;
+}
+
+absl::Status IngestStream::WaitForAck(uint64_t sequence) {
+  absl::MutexLock lock(&mu_);
+  auto acked_or_done = [this, sequence]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return reader_done_ || acknowledged_through_ >= sequence;
+  };
+  mu_.Await(absl::Condition(&acked_or_done));
+  if (acknowledged_through_ < sequence) {
+    return absl::UnavailableError(absl::StrCat("ingest stream ended before message ", sequence,
+                                               " was acknowledged"));
+  }
   return absl::OkStatus();
 }
 
@@ -219,6 +307,11 @@ void IngestStream::ReaderLoop() {
       } else {
         InFlight done = std::move(in_flight_.front());
         in_flight_.pop_front();
+        acknowledged_through_ = done.sequence;
+        if (done.control) {
+          control_answers_[done.sequence] = FromRpcCode(response.code(), response.message());
+          continue;
+        }
         ack.sequence = done.sequence;
         ack.histogram = std::move(done.histogram);
         ack.type = done.type;

@@ -33,6 +33,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -42,6 +43,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/types/span.h"
@@ -116,6 +118,24 @@ class IngestStream {
   // xy holds x0, y0, x1, y1, ...; its size must be even.
   absl::Status SendXY(const std::string& histogram, absl::Span<const float> xy);
 
+  // Zero-copy local ingest (docs/shm-ingest.md; ShmRing in client/shm_ring.h does all of
+  // it). Registers the POSIX shared-memory object `key` (its first byte_size bytes) as
+  // `region` on this stream and waits for the server's answer (its status). Registrations
+  // are not counted as messages.
+  absl::Status RegisterShmRegion(const std::string& region, const std::string& key,
+                                 uint64_t byte_size);
+  // Unregisters `region` and waits for the answer; messages in flight that use it complete.
+  absl::Status UnregisterShmRegion(const std::string& region);
+  // Sends one message of `count` samples at byte `offset` of `region`, acknowledged and
+  // counted like any other. The samples must stay unchanged until that acknowledgement
+  // (WaitForAck, acknowledged_through, on_ack). Returns the message's sequence number.
+  absl::StatusOr<uint64_t> SendShm(const std::string& histogram, histd::v1::SampleType type,
+                                   const std::string& region, uint64_t offset, uint64_t count);
+  // Every message up to `sequence` has its acknowledgement (acks come in order). 0: none.
+  uint64_t acknowledged_through() const;
+  // Blocks until acknowledged_through() >= sequence; UNAVAILABLE if the stream ends first.
+  absl::Status WaitForAck(uint64_t sequence);
+
   // Writes every partial message.
   absl::Status Flush();
   // Flushes, then blocks until every written message is acknowledged (stream stays open).
@@ -134,9 +154,15 @@ class IngestStream {
     histd::v1::SampleType type;
     uint64_t first_sample;
     uint64_t samples;
+    bool control = false;  // a region registration or unregistration: not counted
   };
 
   absl::Status WriteBatch(SampleBatch&& batch) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  // Writes `request` (its sequence set here) within the window; returns its sequence.
+  absl::StatusOr<uint64_t> WriteRequest(histd::v1::IngestRequest request, InFlight entry,
+                                        uint64_t bytes) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  // Writes a registration or unregistration and waits for its answer.
+  absl::Status Control(histd::v1::IngestRequest request);
   absl::Status FlushLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
   absl::Status UsableLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
   void ReaderLoop();
@@ -170,6 +196,9 @@ class IngestStream {
   std::vector<IngestAck> rejected_ ABSL_GUARDED_BY(mu_);
   uint64_t rejected_not_retained_ ABSL_GUARDED_BY(mu_) = 0;
   bool reader_done_ ABSL_GUARDED_BY(mu_) = false;
+  uint64_t acknowledged_through_ ABSL_GUARDED_BY(mu_) = 0;
+  // Answers of registrations and unregistrations, until their caller takes them.
+  std::map<uint64_t, absl::Status> control_answers_ ABSL_GUARDED_BY(mu_);
   bool server_shutting_down_ ABSL_GUARDED_BY(mu_) = false;  // the notice arrived
   absl::Status protocol_error_ ABSL_GUARDED_BY(mu_);
 };

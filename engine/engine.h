@@ -55,13 +55,36 @@ class StagingBuffer {
   size_t capacity_;
 };
 
-// One message's samples inside a staging buffer.
+// Host memory the engine did not allocate and reads samples from in place: a producer's
+// shared-memory region, mapped read-only (docs/shm-ingest.md). Made by
+// Engine::RegisterHostRegion; the memory must stay mapped while the object lives.
+class HostRegion {
+ public:
+  virtual ~HostRegion() = default;
+  const uint8_t* data() const { return data_; }
+  size_t size() const { return size_; }
+
+ protected:
+  HostRegion(const uint8_t* data, size_t size) : data_(data), size_(size) {}
+
+ private:
+  const uint8_t* data_;
+  size_t size_;
+};
+
+// One message's samples in a batch: inside the staging buffer, or in a registered region.
 struct IngestItem {
   HistogramStorage* histogram = nullptr;
   SampleKind kind = SampleKind::kBinIndex;
-  size_t byte_offset = 0;  // into the staging buffer; a multiple of 4 (8 for kCoordXY)
+  // Into the staging buffer; a multiple of 4 (8 for kCoordXY). An item read from a region
+  // still has its bytes reserved here (unwritten): a batch's items fit the staging buffer.
+  size_t byte_offset = 0;
   size_t count = 0;        // samples
   AxisRange x, y;          // kCoordXY only
+  // Not null: the samples are at region->data() + region_offset (aligned as byte_offset),
+  // not in the staging buffer.
+  const HostRegion* region = nullptr;
+  size_t region_offset = 0;
 };
 
 // Half-open rows [row_begin, row_end) x cols [col_begin, col_end), inside the histogram.
@@ -155,10 +178,22 @@ class Engine {
 
   // ---- ingest ----
   virtual absl::StatusOr<std::unique_ptr<StagingBuffer>> CreateStagingBuffer(size_t bytes) = 0;
+  // Prepares `bytes` of host memory at `data` (mapped read-only, page-aligned, outliving
+  // the result) to be read by Apply in place (IngestItem::region). nullptr: this engine
+  // does not read regions; the caller stages their samples instead.
+  virtual absl::StatusOr<std::unique_ptr<HostRegion>> RegisterHostRegion(const uint8_t* data,
+                                                                        size_t bytes) {
+    (void)data;
+    (void)bytes;
+    return nullptr;
+  }
   // Folds every item's samples into its histogram. Samples are already validated by the
-  // caller (indices < bins, coordinates finite). Calls `done` exactly once, possibly on
+  // caller (indices < bins, coordinates finite); a bin index out of range is skipped,
+  // never written (a region may change under the engine when its producer misbehaves).
+  // Calls `done` exactly once, possibly on
   // another thread and possibly before Apply returns, when every sample is visible to
-  // reads; results has one entry per item. The staging buffer must stay untouched until then.
+  // reads; results has one entry per item. The staging buffer and every item's region must
+  // stay untouched until then.
   virtual void Apply(const StagingBuffer& staging, std::vector<IngestItem> items,
                      ApplyDone done) = 0;
 

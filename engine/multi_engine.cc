@@ -136,6 +136,11 @@ class MultiEngine final : public Engine {
   absl::StatusOr<std::unique_ptr<StagingBuffer>> CreateStagingBuffer(size_t bytes) override {
     return members_[0]->CreateStagingBuffer(bytes);
   }
+  // Like staging, a region registered with the first member serves them all.
+  absl::StatusOr<std::unique_ptr<HostRegion>> RegisterHostRegion(const uint8_t* data,
+                                                                size_t bytes) override {
+    return members_[0]->RegisterHostRegion(data, bytes);
+  }
 
   void Apply(const StagingBuffer& staging, std::vector<IngestItem> items,
              ApplyDone done) override {

@@ -117,6 +117,11 @@ ABSL_FLAG(uint64_t, stream_read_ahead_bytes, kDefaults.pipeline.stream_read_ahea
                           "staged: its next read starts while fewer are (each message counts "
                           "%d at least; 1: read, stage, then read the next)",
                           histd::server::kReadAheadMinChargeBytes));
+ABSL_FLAG(bool, allow_shm_ingest, kDefaults.shm_ingest.allow,
+          "let local producers (Unix socket or loopback) register shared-memory regions on "
+          "their ingest streams and send samples by reference (docs/shm-ingest.md)");
+ABSL_FLAG(int, max_shm_regions_per_stream, kDefaults.shm_ingest.max_regions_per_stream,
+          "shared-memory regions one ingest stream may hold registered at once");
 ABSL_FLAG(std::string, snapshot_path, kDefaults.snapshot.path,
           "file that keeps the histograms across restarts: restored at start when it exists, "
           "written at shutdown (after every acknowledged sample is applied); empty: none");
@@ -295,6 +300,8 @@ int main(int argc, char** argv) {
   options.pipeline.stage_inline_below_bytes = absl::GetFlag(FLAGS_stage_inline_below_bytes);
   options.pipeline.acknowledger_threads = absl::GetFlag(FLAGS_acknowledger_threads);
   options.pipeline.stream_read_ahead_bytes = absl::GetFlag(FLAGS_stream_read_ahead_bytes);
+  options.shm_ingest.allow = absl::GetFlag(FLAGS_allow_shm_ingest);
+  options.shm_ingest.max_regions_per_stream = absl::GetFlag(FLAGS_max_shm_regions_per_stream);
   options.snapshot.path = absl::GetFlag(FLAGS_snapshot_path);
   options.snapshot.interval = absl::GetFlag(FLAGS_snapshot_interval);
   options.query.chunk_bytes = absl::GetFlag(FLAGS_query_chunk_bytes);
@@ -340,6 +347,8 @@ int main(int argc, char** argv) {
        {"stage_inline_below_bytes", o.pipeline.stage_inline_below_bytes},
        {"acknowledger_threads", o.pipeline.acknowledger_threads},
        {"stream_read_ahead_bytes", o.pipeline.stream_read_ahead_bytes},
+       {"allow_shm_ingest", o.shm_ingest.allow},
+       {"max_shm_regions_per_stream", o.shm_ingest.max_regions_per_stream},
        {"snapshot_path", o.snapshot.path},
        {"snapshot_interval", absl::FormatDuration(o.snapshot.interval)},
        {"query_chunk_bytes", o.query.chunk_bytes},

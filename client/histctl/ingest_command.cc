@@ -2,6 +2,7 @@
 // progress on stderr and a summary of what the server acknowledged and rejected.
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <memory>
@@ -13,6 +14,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "client/histctl/command.h"
+#include "client/shm_ring.h"
 #include "client/io/sample_reader.h"
 
 namespace histd::histctl {
@@ -26,6 +28,8 @@ struct IngestOpts {
   std::string progress = "auto";
   double progress_interval = 0.5;
   uint64_t max_errors_shown = 10;
+  bool shm = false;
+  uint64_t shm_bytes = 0;
 };
 
 // "1.23M" style counts.
@@ -124,6 +128,17 @@ int RunIngest(const IngestOpts& o, const Invocation& inv) {
   stream_options.max_message_bytes = o.message_bytes;
   stream_options.max_in_flight_messages = o.window;
   std::unique_ptr<client::IngestStream> stream = client->OpenIngestStream(stream_options);
+  std::unique_ptr<client::ShmRing> ring;
+  if (o.shm) {
+    const uint64_t ring_bytes = o.shm_bytes != 0 ? o.shm_bytes : o.window * o.message_bytes;
+    absl::StatusOr<std::unique_ptr<client::ShmRing>> made =
+        client::ShmRing::Create(stream.get(), ring_bytes);
+    if (!made.ok()) {
+      stream->Finish();
+      return ReportError(made.status());
+    }
+    ring = *std::move(made);
+  }
 
   const bool tty = isatty(fileno(stderr));
   const bool show = o.progress == "on" || o.progress == "lines" || (o.progress == "auto" && tty);
@@ -152,7 +167,17 @@ int RunIngest(const IngestOpts& o, const Invocation& inv) {
       break;
     }
     if (*got == 0) break;
-    local = stream->Send(name, sample_type, buffer);
+    if (ring == nullptr) {
+      local = stream->Send(name, sample_type, buffer);
+    } else {  // messages of at most message_bytes, each written into the ring
+      const size_t chunk = std::max<size_t>(
+          sample_bytes, std::min<uint64_t>(o.message_bytes, ring->capacity()) / sample_bytes *
+                            sample_bytes);
+      for (size_t at = 0; at < buffer.size() && local.ok(); at += chunk) {
+        local = ring->Write(name, sample_type,
+                            absl::string_view(buffer).substr(at, std::min(chunk, buffer.size() - at)));
+      }
+    }
     if (!local.ok()) break;
   }
   // On a file error, what was sent stays sent: Finish still waits for its acks, so the
@@ -208,6 +233,10 @@ void AddIngestCommand(std::vector<Command>* commands) {
          flags.String("progress", &o->progress, "progress on stderr: auto (when a terminal), on, lines or off");
          flags.Double("progress_interval", &o->progress_interval, "seconds between progress updates");
          flags.Uint("max_errors_shown", &o->max_errors_shown, "rejected messages to print");
+         flags.Bool("shm", &o->shm,
+                    "zero-copy local ingest: send the samples through a shared-memory ring "
+                    "(the daemon must run with --allow_shm_ingest on this host)");
+         flags.Uint("shm_bytes", &o->shm_bytes, "size of the --shm ring (0: window x message_bytes)");
          return [o](const Invocation& inv) { return RunIngest(*o, inv); };
        }});
 }

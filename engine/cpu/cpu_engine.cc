@@ -159,6 +159,18 @@ absl::StatusOr<std::unique_ptr<StagingBuffer>> CpuEngine::CreateStagingBuffer(si
   return CpuStagingBuffer::Create(bytes);
 }
 
+namespace {
+class CpuHostRegion final : public HostRegion {
+ public:
+  CpuHostRegion(const uint8_t* data, size_t bytes) : HostRegion(data, bytes) {}
+};
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<HostRegion>> CpuEngine::RegisterHostRegion(const uint8_t* data,
+                                                                         size_t bytes) {
+  return std::unique_ptr<HostRegion>(new CpuHostRegion(data, bytes));
+}
+
 EngineStats CpuEngine::stats() const {
   absl::MutexLock lock(&stats_mu_);
   return stats_;

@@ -45,6 +45,9 @@ class CpuEngine final : public Engine {
                         void* out) override;
 
   absl::StatusOr<std::unique_ptr<StagingBuffer>> CreateStagingBuffer(size_t bytes) override;
+  // The region as is: Apply's threads read it in place.
+  absl::StatusOr<std::unique_ptr<HostRegion>> RegisterHostRegion(const uint8_t* data,
+                                                                size_t bytes) override;
   void Apply(const StagingBuffer& staging, std::vector<IngestItem> items,
              ApplyDone done) override;
 

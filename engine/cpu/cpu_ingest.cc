@@ -147,7 +147,9 @@ std::vector<IngestItemResult> CpuIngest(const uint8_t* staging,
         const IngestItem& item = items[i];
         // Only the first part writes the item's results; no other task touches them.
         IngestItemResult* result = &results[i];
-        const uint8_t* samples = staging + item.byte_offset;
+        const uint8_t* samples = item.region != nullptr
+                                     ? item.region->data() + item.region_offset
+                                     : staging + item.byte_offset;
         if (item.kind == SampleKind::kBinIndex) {
           ApplyIndices(reinterpret_cast<const uint32_t*>(samples), item.count, bins,
                        h.shape().bins(), h.shape().cap, task.lo, task.hi, task.first, result,

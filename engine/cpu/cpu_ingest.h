@@ -29,7 +29,8 @@ absl::Status CheckCpuIngestItems(const StagingBuffer& staging,
                                  const std::vector<IngestItem>& items,
                                  std::vector<const CpuHistogram*>* histograms);
 
-// Folds the checked items into their histograms, spread over the pool. The caller holds
+// Folds the checked items into their histograms, spread over the pool, reading each from
+// the staging buffer or, for an item with a region, from that region in place. The caller holds
 // every histogram's lock exclusively (HistogramLocks::Mode::kExclusive). Returns one
 // result per item. A bin index >= bins (the caller's validation failed) is skipped and
 // counted in *out_of_range.

@@ -40,6 +40,7 @@ struct IngestPipeline::PendingMessage {
   size_t bytes = 0;           // payload bytes (the payload itself is released once staged)
   absl::Time scheduled = absl::InfinitePast();  // handed to a stager (stage_wait_seconds)
   bool prevalidated = false;  // larger than a staging buffer: checked whole, then split
+  NanCounts region_nans;      // a message in a region: counted when validated in place
   size_t staged_bytes = 0;
   int parts_in_flight = 0;
   absl::Status status;
@@ -119,7 +120,13 @@ IngestPipeline::~IngestPipeline() { Shutdown(); }
 
 void IngestPipeline::Submit(Message message, StagedCallback on_staged, AckCallback on_ack) {
   auto m = std::make_shared<PendingMessage>();
-  const size_t bytes = message.samples.size();
+  if (message.region != nullptr && message.region->host_region() == nullptr) {
+    // This engine does not read regions: stage the samples like a payload.
+    message.samples = message.region->Payload(message.region_offset, message.region_bytes);
+    message.region = nullptr;
+  }
+  const size_t bytes =
+      message.region != nullptr ? message.region_bytes : message.samples.size();
   m->count = bytes / SampleBytes(message.kind);
   m->bytes = bytes;
   m->message = std::move(message);
@@ -153,7 +160,20 @@ void IngestPipeline::SubmitAccepted(const std::shared_ptr<PendingMessage>& m) {
   const size_t bytes = m->bytes;
   HistogramEntry& entry = *m->message.histogram;
   absl::Status status = CheckIngestMessage(entry.spec(), m->message.kind, bytes);
-  if (status.ok() && bytes > options_.staging_buffer_bytes) {
+  if (status.ok() && m->message.region != nullptr) {
+    // In place, once: what the engine reads later is this region range, never split.
+    if (bytes > options_.staging_buffer_bytes) {
+      status = absl::ResourceExhaustedError(absl::StrFormat(
+          "a shared-memory message of %d bytes is larger than --staging_buffer_bytes=%d; "
+          "split it (nothing of it was applied)",
+          bytes, options_.staging_buffer_bytes));
+    } else {
+      status = CopyValidatedSamples(entry.spec(), m->message.kind,
+                                    m->message.region->data() + m->message.region_offset,
+                                    m->count, nullptr, 0, options_.staging_stores,
+                                    &m->region_nans);
+    }
+  } else if (status.ok() && bytes > options_.staging_buffer_bytes) {
     status = CopyValidatedPayload(entry.spec(), m->message.kind, m->message.samples, 0, m->count,
                                   nullptr);  // NaNs are counted per part, as staged
     m->prevalidated = true;
@@ -244,7 +264,9 @@ bool IngestPipeline::StageOrPark(const std::shared_ptr<PendingMessage>& m, bool 
     absl::Status status;
     NanCounts nans;
     const absl::Time copy_started = absl::Now();
-    if (m->prevalidated) {
+    if (m->message.region != nullptr) {
+      nans = m->region_nans;  // validated in place; the engine reads the region
+    } else if (m->prevalidated) {
       payload.CopyTo(from, take, dst);
       if (m->message.kind == SampleKind::kCoordXY) CountNans(dst, take / element, &nans);
     } else {
@@ -365,6 +387,10 @@ void IngestPipeline::Flush(Slot* slot) {
     if (item.kind == SampleKind::kCoordXY) {
       item.x = *spec.x_axis;
       item.y = *spec.y_axis;
+    }
+    if (const ShmRegion* region = part.message->message.region.get()) {
+      item.region = region->host_region();  // a region message is one part: the whole of it
+      item.region_offset = part.message->message.region_offset;
     }
     items.push_back(item);
   }

@@ -19,7 +19,9 @@
 // any order.
 //
 // Payload: a message's samples are read only until it is fully staged, then released
-// (before on_staged), so the receive buffers they live in go back early.
+// (before on_staged), so the receive buffers they live in go back early. A message in a
+// shared-memory region is validated in place and read by the engine from there: it
+// reserves its bytes in a staging buffer (batches stay that size) but nothing is copied.
 //
 // Callbacks: on_staged and on_ack each run exactly once per Submit, on the caller's thread
 // or a pipeline/engine thread, never under a pipeline lock, in either order.
@@ -45,6 +47,7 @@
 #include "server/core/metrics.h"
 #include "server/core/options.h"
 #include "server/core/sample_payload.h"
+#include "server/core/shm_region.h"
 #include "server/core/worker_pool.h"
 
 namespace histd::server {
@@ -72,6 +75,14 @@ class IngestPipeline {
     std::shared_ptr<HistogramEntry> histogram;
     SampleKind kind = SampleKind::kBinIndex;
     SamplePayload samples;  // packed little-endian; released once staged
+    // Zero-copy (docs/shm-ingest.md): when set, the samples are region_bytes bytes at
+    // region_offset of `region` (checked by the caller, at most staging_buffer_bytes) and
+    // `samples` is empty. The region is held until the message is acknowledged. On an
+    // engine that reads regions in place they are validated there and never copied;
+    // otherwise they are staged like a payload.
+    std::shared_ptr<const ShmRegion> region;
+    size_t region_offset = 0;
+    size_t region_bytes = 0;
   };
   using StagedCallback = std::function<void()>;
   // OK: every sample is applied and visible to reads. Otherwise nothing was applied

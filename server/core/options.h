@@ -140,6 +140,14 @@ struct Options {
     CopyStores staging_stores = CopyStores::kAuto;
   } pipeline;
 
+  // Zero-copy local ingest through producers' shared-memory regions (docs/shm-ingest.md).
+  struct ShmIngest {
+    // Ingest streams from local peers (a Unix socket or loopback) may register regions.
+    bool allow = false;
+    // Regions one stream may hold registered at once; one more is RESOURCE_EXHAUSTED.
+    int max_regions_per_stream = 16;
+  } shm_ingest;
+
   // Snapshots (server/core/snapshot.h): the histograms outlive the process.
   struct Snapshot {
     // File restored at start when it exists, and written at shutdown after everything

@@ -14,6 +14,9 @@ constexpr uint32_t kSequence = 1;
 constexpr uint32_t kHistogram = 2;
 constexpr uint32_t kType = 3;
 constexpr uint32_t kSamples = 4;
+constexpr uint32_t kShm = 5;
+constexpr uint32_t kRegisterShm = 6;
+constexpr uint32_t kUnregisterShm = 7;
 
 enum WireType : uint32_t { kVarint = 0, kFixed64 = 1, kLengthDelimited = 2, kFixed32 = 5 };
 
@@ -151,6 +154,17 @@ absl::StatusOr<DecodedIngestRequest> DecodeIngestRequest(const grpc::ByteBuffer&
         }
         if (number == kHistogram) {
           reader.ReadString(length, &out.histogram);
+        } else if (number == kUnregisterShm) {
+          reader.ReadString(length, &out.unregister_shm);
+        } else if (number == kShm || number == kRegisterShm) {
+          // Small messages (a name, a key, numbers): parsed by protobuf, merged as it
+          // merges a repeated field.
+          std::string bytes;
+          reader.ReadString(length, &bytes);
+          const bool parsed = number == kShm ? out.shm.MergeFromString(bytes)
+                                             : out.register_shm.MergeFromString(bytes);
+          if (!parsed) return Malformed(field_start, "unparsable shared-memory field");
+          (number == kShm ? out.has_shm : out.has_register_shm) = true;
         } else {
           if (number == kSamples) {
             samples_offset = reader.offset();

@@ -11,8 +11,10 @@
 #include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
 #include "server/core/log.h"
+#include "server/core/shm_registry.h"
 #include "server/grpc/ingest_request_decoder.h"
 #include "server/grpc/proto_convert.h"
 #include "server/grpc/status_util.h"
@@ -20,6 +22,14 @@
 
 namespace histd::server {
 namespace {
+
+// A peer on this host: a Unix socket, or a loopback address (gRPC's peer strings).
+bool IsLocalPeer(const std::string& peer) {
+  return absl::StartsWith(peer, "unix:") || absl::StartsWith(peer, "ipv4:127.") ||
+         absl::StartsWith(peer, "ipv6:[::1]") || absl::StartsWith(peer, "ipv6:%5B::1%5D") ||
+         absl::StartsWith(peer, "ipv6:[::ffff:127.") ||
+         absl::StartsWith(peer, "ipv6:%5B::ffff:127.");
+}
 
 // A stream refused before it starts (limit reached, shutting down).
 class RefusedStream final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
@@ -126,6 +136,11 @@ class IngestStreamReactor final
       OnStaged(charge);
       return;
     }
+    if (request->has_register_shm || !request->unregister_shm.empty()) {
+      OnAck(ack, RegisterOrUnregister(*request), 0);
+      OnStaged(charge);
+      return;
+    }
     absl::StatusOr<std::shared_ptr<HistogramEntry>> entry = ctx_.store->Find(request->histogram);
     absl::StatusOr<SampleKind> kind =
         SampleKindFromProto(static_cast<v1::SampleType>(request->type));
@@ -136,7 +151,19 @@ class IngestStreamReactor final
       OnStaged(charge);
       return;
     }
-    IngestPipeline::Message message{*std::move(entry), *kind, std::move(request->samples)};
+    IngestPipeline::Message message;
+    message.histogram = *std::move(entry);
+    message.kind = *kind;
+    message.samples = std::move(request->samples);
+    if (request->has_shm) {
+      absl::Status status = ResolveShm(request->shm, &message);
+      if (!status.ok()) {
+        message.histogram->RecordRejected(0);
+        OnAck(ack, status, 0);
+        OnStaged(charge);
+        return;
+      }
+    }
     ctx_.pipeline->Submit(
         std::move(message), [this, charge] { OnStaged(charge); },
         [this, ack](absl::Status status, uint64_t count) { OnAck(ack, std::move(status), count); });
@@ -184,6 +211,80 @@ class IngestStreamReactor final
     std::optional<grpc::Status> finish;
     bool any() const { return read || write != nullptr || finish.has_value(); }
   };
+
+  // A registration or unregistration of a shared-memory region (docs/shm-ingest.md).
+  absl::Status RegisterOrUnregister(const DecodedIngestRequest& request) {
+    if (request.has_register_shm + !request.unregister_shm.empty() + request.has_shm != 1 ||
+        !request.histogram.empty() || request.type != 0 || request.samples.size() != 0) {
+      return absl::InvalidArgumentError(
+          "a shared-memory registration or unregistration carries nothing else (no histogram, "
+          "type, samples or shm); nothing was done");
+    }
+    if (absl::Status s = ShmAllowed(); !s.ok()) return s;
+    if (!request.unregister_shm.empty()) {
+      absl::Status status = shm_regions_.Unregister(request.unregister_shm);
+      if (status.ok()) {
+        LogInfo("shm_region_unregistered", {{"stream", id_}, {"region", request.unregister_shm}});
+      }
+      return status;
+    }
+    const v1::ShmRegistration& r = request.register_shm;
+    absl::Status status = shm_regions_.Register(r.region(), r.key(), r.byte_size(), *ctx_.engine,
+                                                *ctx_.host_budget);
+    if (status.ok()) {
+      LogInfo("shm_region_registered", {{"stream", id_},
+                                        {"peer", peer_},
+                                        {"region", r.region()},
+                                        {"key", r.key()},
+                                        {"bytes", r.byte_size()}});
+    } else {
+      LogWarning("shm_region_refused", {{"stream", id_},
+                                        {"peer", peer_},
+                                        {"region", r.region()},
+                                        {"key", r.key()},
+                                        {"error", status.ToString()}});
+    }
+    return status;
+  }
+
+  // Opt-in, and only for peers on this host.
+  absl::Status ShmAllowed() const {
+    if (!ctx_.options->shm_ingest.allow) {
+      return absl::FailedPreconditionError(
+          "shared-memory ingest is off; start histd with --allow_shm_ingest");
+    }
+    if (!IsLocalPeer(peer_)) {
+      return absl::PermissionDeniedError(absl::StrFormat(
+          "shared-memory ingest is only for local producers (a Unix socket or loopback); "
+          "this stream's peer is %s",
+          peer_));
+    }
+    return absl::OkStatus();
+  }
+
+  // Points `message` at its samples in a region of this stream.
+  absl::Status ResolveShm(const v1::ShmSamples& shm, IngestPipeline::Message* message) {
+    if (message->samples.size() != 0) {
+      return absl::InvalidArgumentError(
+          "a message carries samples or shm, not both; nothing of it was applied");
+    }
+    if (absl::Status s = ShmAllowed(); !s.ok()) return s;
+    absl::StatusOr<std::shared_ptr<const ShmRegion>> region = shm_regions_.Find(shm.region());
+    if (!region.ok()) return region.status();
+    absl::StatusOr<size_t> bytes = (*region)->CheckRange(shm.offset(), shm.count(), message->kind);
+    if (!bytes.ok()) return bytes.status();
+    const size_t limit = ctx_.options->pipeline.staging_buffer_bytes;
+    if (*bytes > limit) {
+      return absl::ResourceExhaustedError(absl::StrFormat(
+          "a shared-memory message of %d bytes is larger than --staging_buffer_bytes=%d; "
+          "split it (nothing of it was applied)",
+          *bytes, limit));
+    }
+    message->region = *std::move(region);
+    message->region_offset = shm.offset();
+    message->region_bytes = *bytes;
+    return absl::OkStatus();
+  }
 
   // `charge`: what the message counted against the read-ahead when it was read.
   void OnStaged(size_t charge) {
@@ -279,6 +380,8 @@ class IngestStreamReactor final
   const uint64_t id_;
   const std::string peer_;
   grpc::ByteBuffer request_;  // owned by gRPC between StartRead and OnReadDone
+  // This stream's shared-memory regions; touched only by OnReadDone (one read at a time).
+  ShmRegistry shm_regions_{ctx_.options->shm_ingest.max_regions_per_stream};
 
   absl::Mutex mu_;
   grpc::ByteBuffer response_ ABSL_GUARDED_BY(mu_);  // the write in progress

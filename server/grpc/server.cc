@@ -18,6 +18,7 @@
 #include <grpcpp/server.h>
 #include <grpcpp/server_builder.h>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
@@ -60,6 +61,9 @@ absl::Status CheckOptions(const Options& o) {
   }
   if (o.limits.max_concurrent_streams < 1) {
     return absl::InvalidArgumentError("max_concurrent_streams must be >= 1");
+  }
+  if (o.shm_ingest.max_regions_per_stream < 1) {
+    return absl::InvalidArgumentError("max_shm_regions_per_stream must be >= 1");
   }
   if (o.limits.max_bins_per_histogram < 1 || o.limits.max_bins_per_histogram > kMaxHistogramBins) {
     // Above the engines' cap every Create would fail; say so at start-up instead.
@@ -135,6 +139,10 @@ int TransportReceiveLimit(const Options& o) {
 
 // "host:0" bound to port 12345 -> "host:12345".
 std::string BoundAddress(const std::string& requested, int port) {
+  // A Unix socket has no port: its address is its path.
+  if (absl::StartsWith(requested, "unix:") || absl::StartsWith(requested, "unix-abstract:")) {
+    return requested;
+  }
   const size_t colon = requested.rfind(':');
   if (colon == std::string::npos) return requested;
   return absl::StrCat(requested.substr(0, colon), ":", port);

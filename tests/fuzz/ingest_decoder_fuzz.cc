@@ -9,7 +9,8 @@
 //   into slices (as gRPC may deliver them; empty slices included).
 // Asserts: DecodeIngestRequest agrees with protobuf's generated parser (of a copy of the
 // message with `histogram` as bytes: no UTF-8 check): when the decoder accepts, protobuf
-// parses and the last sequence, histogram, type and samples fields match; when protobuf
+// parses and the last sequence, histogram, type and samples fields match (and the
+// shared-memory fields: shm and register_shm merged, unregister_shm last); when protobuf
 // parses and the message holds no group, the decoder accepts; rejections are
 // INVALID_ARGUMENT. For a decoded payload of a
 // known sample type, CheckIngestMessage + CopyValidatedPayload accept exactly when the
@@ -53,6 +54,10 @@ struct Reference {
   std::string histogram;
   int32_t type = 0;
   std::string samples;
+  std::string shm;           // serialized, empty when absent
+  std::string register_shm;  // likewise
+  bool has_shm = false, has_register_shm = false;
+  std::string unregister_shm;
 };
 
 Reference Parse(const std::string& wire) {
@@ -64,6 +69,11 @@ Reference Parse(const std::string& wire) {
   ref.histogram = message.histogram();
   ref.type = message.type();
   ref.samples = message.samples();
+  ref.has_shm = message.has_shm();
+  ref.shm = message.shm().SerializeAsString();
+  ref.has_register_shm = message.has_register_shm();
+  ref.register_shm = message.register_shm().SerializeAsString();
+  ref.unregister_shm = message.unregister_shm();
   const UnknownFieldSet& unknown = message.GetReflection()->GetUnknownFields(message);
   for (int i = 0; i < unknown.field_count(); ++i) {
     if (unknown.field(i).type() == UnknownField::TYPE_GROUP) ref.has_group = true;
@@ -153,7 +163,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (!ref.parses) fuzz::Fail("decoded what protobuf refuses", "");
     if (decoded->sequence != ref.sequence || decoded->histogram != ref.histogram ||
         decoded->type != ref.type || decoded->samples.size() != ref.samples.size() ||
-        decoded->samples.ToString() != ref.samples) {
+        decoded->samples.ToString() != ref.samples || decoded->has_shm != ref.has_shm ||
+        decoded->shm.SerializeAsString() != ref.shm ||
+        decoded->has_register_shm != ref.has_register_shm ||
+        decoded->register_shm.SerializeAsString() != ref.register_shm ||
+        decoded->unregister_shm != ref.unregister_shm) {
       fuzz::Fail("decoded fields differ from protobuf's", "");
     }
     fuzz::CheckValidation(header, *decoded);

@@ -40,6 +40,17 @@ v1::IngestRequest RandomRequest(std::mt19937_64& rng) {
   std::string samples(rng() % 3 == 0 ? rng() % 9 : rng() % 5000, '\0');
   for (char& c : samples) c = static_cast<char>(rng());
   r.set_samples(samples);
+  if (rng() % 4 == 0) {
+    r.mutable_shm()->set_region(std::string(rng() % 10, 'r'));
+    if (rng() % 2) r.mutable_shm()->set_offset(rng());
+    if (rng() % 2) r.mutable_shm()->set_count(rng() >> (rng() % 64));
+  }
+  if (rng() % 4 == 0) {
+    r.mutable_register_shm()->set_region(std::string(rng() % 10, 'q'));
+    r.mutable_register_shm()->set_key("/histd-" + std::to_string(rng() % 100));
+    r.mutable_register_shm()->set_byte_size(rng());
+  }
+  if (rng() % 4 == 0) r.set_unregister_shm(std::string(1 + rng() % 10, 'u'));
   return r;
 }
 
@@ -49,6 +60,36 @@ void ExpectSame(const DecodedIngestRequest& got, const v1::IngestRequest& want) 
   EXPECT_EQ(got.type, static_cast<int32_t>(want.type()));
   EXPECT_EQ(got.samples.size(), want.samples().size());
   EXPECT_EQ(got.samples.ToString(), want.samples());
+  EXPECT_EQ(got.has_shm, want.has_shm());
+  EXPECT_EQ(got.shm.SerializeAsString(), want.shm().SerializeAsString());
+  EXPECT_EQ(got.has_register_shm, want.has_register_shm());
+  EXPECT_EQ(got.register_shm.SerializeAsString(), want.register_shm().SerializeAsString());
+  EXPECT_EQ(got.unregister_shm, want.unregister_shm());
+}
+
+TEST(IngestRequestDecoderTest, SharedMemoryFieldsMergeAsProtobufDoes) {
+  v1::IngestRequest a, b;
+  a.mutable_shm()->set_region("r");
+  a.mutable_shm()->set_offset(8);
+  b.mutable_shm()->set_count(5);
+  b.set_unregister_shm("x");
+  const std::string wire = a.SerializeAsString() + b.SerializeAsString();
+  v1::IngestRequest want;
+  ASSERT_TRUE(want.ParseFromString(wire));
+  std::mt19937_64 rng(1);
+  absl::StatusOr<DecodedIngestRequest> got = DecodeIngestRequest(Sliced(wire, rng, 3));
+  ASSERT_TRUE(got.ok()) << got.status();
+  ExpectSame(*got, want);
+  EXPECT_EQ(got->shm.region(), "r");
+  EXPECT_EQ(got->shm.offset(), 8u);
+  EXPECT_EQ(got->shm.count(), 5u);
+  EXPECT_FALSE(got->has_register_shm);
+  // A nested message protobuf refuses (a truncated varint inside field 5) is refused too.
+  const std::string bad = std::string("\x2a\x02\x10\x80", 4);
+  v1::IngestRequest parsed;
+  EXPECT_FALSE(parsed.ParseFromString(bad));
+  absl::StatusOr<DecodedIngestRequest> refused = DecodeIngestRequest(Sliced(bad, rng, 0));
+  EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument) << refused.status();
 }
 
 TEST(IngestRequestDecoderTest, RandomRequestsInRandomSlicesDecodeLikeProtobuf) {

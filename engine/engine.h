@@ -188,8 +188,9 @@ class Engine {
     return nullptr;
   }
   // Folds every item's samples into its histogram. Samples are already validated by the
-  // caller (indices < bins, coordinates finite); a bin index out of range is skipped,
-  // never written (a region may change under the engine when its producer misbehaves).
+  // caller (indices < bins, coordinates finite); a bin index out of range is never written
+  // out of bounds, and is counted in its item's result (IngestItemResult::out_of_range): a
+  // region may change under the engine when its producer misbehaves.
   // Calls `done` exactly once, possibly on
   // another thread and possibly before Apply returns, when every sample is visible to
   // reads; results has one entry per item. The staging buffer and every item's region must

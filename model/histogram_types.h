@@ -48,6 +48,10 @@ struct IngestItemResult {
   uint64_t y_overflow = 0;
   uint64_t x_nan = 0;
   uint64_t y_nan = 0;
+  // Bin indices found out of range when applied, because the item's shared-memory region
+  // changed after the caller validated it (engine/engine.h, Apply): never written out of
+  // bounds (the CPU engine skips them, the CUDA engine folds them into range).
+  uint64_t out_of_range = 0;
 };
 
 // Whole-histogram summary for info queries.

@@ -63,6 +63,7 @@ void ApplyIndices(const uint32_t* indices, uint64_t n, uint8_t* bins, uint64_t n
   }
   if (first) {
     result->binned += n - out_of_range;
+    result->out_of_range += out_of_range;
     *bad += out_of_range;
   }
 }

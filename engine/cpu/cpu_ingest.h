@@ -32,8 +32,8 @@ absl::Status CheckCpuIngestItems(const StagingBuffer& staging,
 // Folds the checked items into their histograms, spread over the pool, reading each from
 // the staging buffer or, for an item with a region, from that region in place. The caller holds
 // every histogram's lock exclusively (HistogramLocks::Mode::kExclusive). Returns one
-// result per item. A bin index >= bins (the caller's validation failed) is skipped and
-// counted in *out_of_range.
+// result per item. A bin index >= bins (its region changed after validation) is skipped and
+// counted in its item's result and in *out_of_range.
 std::vector<IngestItemResult> CpuIngest(const uint8_t* staging,
                                         const std::vector<IngestItem>& items,
                                         const std::vector<const CpuHistogram*>& histograms,

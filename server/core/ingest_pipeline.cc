@@ -436,6 +436,13 @@ void IngestPipeline::OnApplied(Slot* slot, absl::Time started, absl::Status stat
       const bool last = m->parts_in_flight == 0 && m->staged_bytes == m->bytes;
       const Slot::Part& part = slot->parts[i];
       IngestItemResult result;
+      if (status.ok() && results[i].out_of_range > 0 && m->status.ok()) {
+        m->status = absl::InternalError(absl::StrFormat(
+            "%d bin indices were out of range when applied (not binned where they point): "
+            "the shared-memory region changed after this message was validated; write only "
+            "parts whose messages are acknowledged",
+            results[i].out_of_range));
+      }
       if (status.ok()) {
         result = results[i];
         result.x_overflow -= std::min(part.nans.x, result.x_overflow);

@@ -1,6 +1,9 @@
 // Engine::Apply: exact saturating binning of bin indices and coordinates against
 // tests/engine/reference.h, on random inputs and the edge cases of docs/development.md. Runs on
 // every engine (the CUDA instance reports SKIPPED without a GPU).
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -496,6 +499,89 @@ TEST(CpuEngineStatsTest, CountsAppliedBatches) {
   EXPECT_EQ(stats.in_flight, 0u);
   EXPECT_EQ((*engine)->name(), "cpu (2 threads)");
   EXPECT_EQ((*engine)->device(), "cpu");
+}
+
+
+// Items read in place from a registered region (zero-copy ingest, docs/shm-ingest.md),
+// mapped read-only as the daemon maps a producer's object, beside staged items in one batch;
+// then a region whose indices went out of range after validation (a misbehaving producer):
+// the engine never writes out of bounds and counts them per item.
+class RegionIngestTest : public testing::EngineTest {};
+HISTD_INSTANTIATE_ENGINE_TEST(RegionIngestTest);
+
+TEST_P(RegionIngestTest, RegionItemsBesideStagedItemsMatchReference) {
+  HISTD_SEEDED_RNG(rng);
+  const size_t region_bytes = 3 << 20;
+  const int fd = memfd_create("histd-region-test", 0);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(ftruncate(fd, region_bytes), 0);
+  auto* writable = static_cast<uint8_t*>(
+      mmap(nullptr, region_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+  const auto* readonly =
+      static_cast<const uint8_t*>(mmap(nullptr, region_bytes, PROT_READ, MAP_SHARED, fd, 0));
+  close(fd);
+  ASSERT_NE(writable, MAP_FAILED);
+  ASSERT_NE(readonly, MAP_FAILED);
+  absl::StatusOr<std::unique_ptr<HostRegion>> region =
+      engine().RegisterHostRegion(readonly, region_bytes);
+  ASSERT_TRUE(region.ok()) << region.status();
+  if (*region == nullptr) GTEST_SKIP() << "this engine stages regions (does not read them in place)";
+
+  auto a = NewHistogram(engine(), 37, 1001, 200);
+  auto b = NewHistogram(engine(), 256, 4096, 255);
+  const uint64_t a_bins = a->shape().bins(), b_bins = b->shape().bins();
+  // Region: [0, 400000) indices of a, then 300001 of b; staged: 12345 of b, 999 of a.
+  const std::vector<uint32_t> ra = RandomIndices(rng, 100000, a_bins);
+  const std::vector<uint32_t> rb = RandomIndices(rng, 300001, b_bins);
+  const std::vector<uint32_t> sb = RandomIndices(rng, 12345, b_bins);
+  const std::vector<uint32_t> sa = RandomIndices(rng, 999, a_bins);
+  std::memcpy(writable, ra.data(), ra.size() * 4);
+  std::memcpy(writable + 400000, rb.data(), rb.size() * 4);
+  std::vector<uint32_t> staged = sb;
+  staged.insert(staged.end(), sa.begin(), sa.end());
+  // The staging layout reserves room for the region items too, as the pipeline does.
+  const size_t staged_bytes = staged.size() * 4;
+  const size_t total = staged_bytes + (ra.size() + rb.size()) * 4;
+  absl::StatusOr<std::unique_ptr<StagingBuffer>> staging = engine().CreateStagingBuffer(total);
+  ASSERT_TRUE(staging.ok()) << staging.status();
+  std::memcpy((*staging)->data(), staged.data(), staged_bytes);
+  std::vector<IngestItem> items(4);
+  items[0] = IngestItem{a.get(), SampleKind::kBinIndex, staged_bytes, ra.size()};
+  items[0].region = region->get();
+  items[0].region_offset = 0;
+  items[1] = IngestItem{b.get(), SampleKind::kBinIndex, 0, sb.size()};
+  items[2] = IngestItem{b.get(), SampleKind::kBinIndex, staged_bytes + ra.size() * 4, rb.size()};
+  items[2].region = region->get();
+  items[2].region_offset = 400000;
+  items[3] = IngestItem{a.get(), SampleKind::kBinIndex, sb.size() * 4, sa.size()};
+  ApplyOutcome outcome = ApplyAndWait(engine(), **staging, items);
+  ASSERT_TRUE(outcome.status.ok()) << outcome.status;
+  ASSERT_EQ(outcome.results.size(), 4u);
+  for (const IngestItemResult& r : outcome.results) EXPECT_EQ(r.out_of_range, 0u);
+  EXPECT_EQ(outcome.results[2].binned, rb.size());
+  std::vector<uint32_t> all_a = ra, all_b = rb;
+  all_a.insert(all_a.end(), sa.begin(), sa.end());
+  all_b.insert(all_b.end(), sb.begin(), sb.end());
+  EXPECT_EQ(ReadAll(engine(), *a), ref::BinIndices(all_a, a_bins, 200));
+  EXPECT_EQ(ReadAll(engine(), *b), ref::BinIndices(all_b, b_bins, 255));
+
+  // Rewritten after validation: the last sample and two others out of range.
+  auto c = NewHistogram(engine(), 3, 5, 255);
+  std::vector<uint32_t> hostile(1000, 4);
+  hostile[0] = 15;            // one past the last bin
+  hostile[500] = 0xffffffffu;
+  hostile.back() = 31;
+  std::memcpy(writable, hostile.data(), hostile.size() * 4);
+  IngestItem item{c.get(), SampleKind::kBinIndex, 0, hostile.size()};
+  item.region = region->get();
+  outcome = ApplyAndWait(engine(), **staging, {item});
+  ASSERT_TRUE(outcome.status.ok()) << outcome.status;
+  EXPECT_EQ(outcome.results[0].out_of_range, 3u);
+  const std::vector<uint8_t> bins = ReadAll(engine(), *c);
+  EXPECT_EQ(bins[4], 255);  // 997 in-range samples saturate bin 4
+  region->reset();
+  munmap(writable, region_bytes);
+  munmap(const_cast<uint8_t*>(readonly), region_bytes);
 }
 
 }  // namespace

@@ -94,6 +94,9 @@ ABSL_FLAG(double, load_fraction, 0,
           "> 0: after each full-load histd run, a paced run at this fraction of its rate "
           "(e.g. 0.5 for the ack latency at half of peak load)");
 ABSL_FLAG(double, target_samples_per_s, 0, "pace every producer at this rate (0: flat out)");
+ABSL_FLAG(bool, shm, false,
+          "histd's producers send through shared-memory regions (zero-copy local ingest; an "
+          "external --target needs --allow_shm_ingest); the sink still gets payloads");
 ABSL_FLAG(bool, sink, true, "also measure the bare gRPC sink (the ceiling)");
 ABSL_FLAG(std::string, sink_target, "",
           "host:port of a running bare sink (--serve_sink); empty: start one in this process");
@@ -333,6 +336,7 @@ int Main() {
       return 2;
     }
     o.engine.cpu_threads = absl::GetFlag(FLAGS_cpu_threads);
+    o.shm_ingest.allow = absl::GetFlag(FLAGS_shm);
     o.limits.max_message_bytes = max_message;
     if (absl::GetFlag(FLAGS_staging_buffers) > 0) {
       o.pipeline.staging_buffers = absl::GetFlag(FLAGS_staging_buffers);
@@ -524,9 +528,10 @@ int Main() {
 
     LoadSpec histd_spec = spec;
     histd_spec.target = target;
+    histd_spec.shm = absl::GetFlag(FLAGS_shm);
     if (query_interval_ms >= 0) histd_spec.query_histograms = names;
     Row histd_row = config_row;
-    histd_row.target = "histd";
+    histd_row.target = histd_spec.shm ? "histd (shm)" : "histd";
     absl::StatusOr<Row> h = run(histd_row, histd_spec, true);
     if (!h.ok()) {
       std::fprintf(stderr, "loadgen: %s\n", h.status().ToString().c_str());
@@ -538,6 +543,7 @@ int Main() {
     if (!sink_address.empty()) {
       LoadSpec sink_spec = histd_spec;  // the same querier: the sink's zero histograms are its peer
       sink_spec.target = sink_address;
+      sink_spec.shm = false;
       Row sink_row = config_row;
       sink_row.target = "bare sink";
       absl::StatusOr<Row> s = run(sink_row, sink_spec, false);

@@ -1,7 +1,12 @@
 #include "bench/loadgen/load_runner.h"
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <cmath>
 #include <deque>
 #include <limits>
@@ -74,6 +79,20 @@ class Producer {
     args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
     channel_ = client::CreateChannel(spec.target, spec.security, args);
     stub_ = histd::v1::Ingest::NewStub(channel_);
+    if (spec.shm) {
+      shm_key_ = absl::StrCat("/histd-loadgen-", getpid(), "-", index);
+      shm_bytes_ = spec.message_bytes * static_cast<size_t>(std::max(1, spec.max_in_flight));
+      const int fd = shm_open(shm_key_.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0600);
+      if (fd >= 0 && ftruncate(fd, static_cast<off_t>(shm_bytes_)) == 0) {
+        void* p = mmap(nullptr, shm_bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (p != MAP_FAILED) shm_ = static_cast<uint8_t*>(p);
+      }
+      if (fd >= 0) close(fd);
+    }
+  }
+  ~Producer() {
+    if (shm_ != nullptr) munmap(shm_, shm_bytes_);
+    if (!shm_key_.empty()) shm_unlink(shm_key_.c_str());
   }
 
   void Run(const Window& w) {
@@ -82,6 +101,12 @@ class Producer {
                           std::chrono::nanoseconds(w.end - NowNs()) + std::chrono::seconds(120));
     context_.set_wait_for_ready(true);
     stream_ = stub_->Ingest(&context_);
+    if (spec_.shm && !RegisterRegion()) {
+      stream_->WritesDone();
+      const grpc::Status status = stream_->Finish();
+      (void)status;
+      return;
+    }
     std::thread reader([this] { ReaderLoop(); });
 
     const double rate = spec_.samples_per_s_per_producer;
@@ -112,11 +137,21 @@ class Producer {
       }
       request.set_sequence(k + 1);
       request.set_histogram(spec_.histograms[(index_ + k) % h]);
-      // Lend the pre-generated buffer to the request instead of copying it.
       std::string& payload = payloads_[k % payloads_.size()];
-      request.mutable_samples()->swap(payload);
-      const bool ok = stream_->Write(request);
-      request.mutable_samples()->swap(payload);
+      bool ok;
+      if (spec_.shm) {  // slot k % max_in_flight: its previous message is acknowledged
+        const size_t offset = (k % static_cast<uint64_t>(spec_.max_in_flight)) * spec_.message_bytes;
+        std::memcpy(shm_ + offset, payload.data(), payload.size());
+        request.mutable_shm()->set_region("loadgen");
+        request.mutable_shm()->set_offset(offset);
+        request.mutable_shm()->set_count(payload.size() / 4);
+        ok = stream_->Write(request);
+      } else {
+        // Lend the pre-generated buffer to the request instead of copying it.
+        request.mutable_samples()->swap(payload);
+        ok = stream_->Write(request);
+        request.mutable_samples()->swap(payload);
+      }
       if (!ok) break;  // the stream is broken; Finish says why
       ++result_.messages_sent;
     }
@@ -138,6 +173,27 @@ class Producer {
   const LoadResult& result() const { return result_; }
 
  private:
+  // Registers the region on the stream (sequence 0) and reads its acknowledgement.
+  bool RegisterRegion() {
+    if (shm_ == nullptr) {
+      NoteError(&result_, absl::StrCat("producer ", index_, ": cannot create ", shm_key_));
+      return false;
+    }
+    histd::v1::IngestRequest request;
+    request.mutable_register_shm()->set_region("loadgen");
+    request.mutable_register_shm()->set_key(shm_key_);
+    request.mutable_register_shm()->set_byte_size(shm_bytes_);
+    histd::v1::IngestResponse ack;
+    if (!stream_->Write(request) || !stream_->Read(&ack) || ack.code() != 0) {
+      NoteError(&result_, absl::StrCat("producer ", index_, ": shared-memory registration failed: ",
+                                       ack.code(), " ", ack.message()));
+      return false;
+    }
+    shm_unlink(shm_key_.c_str());
+    shm_key_.clear();
+    return true;
+  }
+
   void ReaderLoop() {
     histd::v1::IngestResponse ack;
     uint64_t expected = 1;
@@ -186,6 +242,9 @@ class Producer {
   const int index_;
   Window window_;
   std::vector<std::string> payloads_;
+  std::string shm_key_;       // until registered
+  size_t shm_bytes_ = 0;
+  uint8_t* shm_ = nullptr;    // max_in_flight message slots
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<histd::v1::Ingest::Stub> stub_;
   grpc::ClientContext context_;

@@ -7,6 +7,8 @@
 //    uint32 bin indices in [0, spec.bins), from a few buffers generated before the clock
 //    starts (the generator never computes samples while timed), to spec.histograms round
 //    robin. At most spec.max_in_flight messages are written but not yet acknowledged.
+//  - With spec.shm, the samples go through a shared-memory region instead (LoadSpec::shm);
+//    the registration is acknowledged before the clock starts.
 //  - Ack latency = time from just before Write() of a message to the Read() of its ack; acks
 //    must come back one per message, in order (else the run fails). It is recorded for the
 //    messages sent and acknowledged inside the measured window. Throughput counts the
@@ -72,6 +74,11 @@ struct LoadSpec {
   int payload_buffers = 4;  // random buffers per producer
   uint64_t seed = 1;
   double samples_per_s_per_producer = 0;  // 0: as fast as possible
+  // Zero-copy local ingest (histd with --allow_shm_ingest; docs/shm-ingest.md): each
+  // producer registers a shared-memory region of max_in_flight messages on its stream,
+  // copies each message's samples into the next slot (as a producer writes its samples)
+  // and sends only the reference; a slot is reused once its message is acknowledged.
+  bool shm = false;
   absl::Duration warmup = absl::Seconds(1);
   absl::Duration measure = absl::Seconds(10);
   // Querier (histd only; empty: no querier).

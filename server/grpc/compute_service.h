@@ -1,4 +1,5 @@
-// histd.v1.Compute: reduce, scan, transpose and matmul on the server's engine, on inline
+// histd.v1.Compute over gRPC: each call is authorized, then runs server/core/api_compute.h
+// on the worker pool. Reduce, scan, transpose and matmul on the server's engine, on inline
 // arrays or on resident histograms (read as u8 rows x cols; as float32 by matmul).
 // Inline arrays are checked (dtype set, rows * cols * element size == data length without
 // overflow) before the engine sees them; results larger than --max_message_bytes are

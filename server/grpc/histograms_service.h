@@ -1,6 +1,7 @@
 // histd.v1.Histograms: lifecycle (create, delete, list, info, reset, merge, read-and-reset)
 // and server stats.
-// A thin adapter: the store and the engine do the work; engine calls run on the worker pool.
+// A thin adapter: each call is authorized, then runs server/core/api_histograms.h (engine
+// calls on the worker pool); read-and-reset streams through read_reset_stream.h.
 // Thread safety: gRPC calls the methods concurrently; all state lives in ServiceContext.
 #pragma once
 

@@ -13,10 +13,10 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
+#include "server/core/api_ingest.h"
 #include "server/core/log.h"
 #include "server/core/shm_registry.h"
 #include "server/grpc/ingest_request_decoder.h"
-#include "server/grpc/proto_convert.h"
 #include "server/grpc/status_util.h"
 #include "server/grpc/authorize_call.h"
 
@@ -125,14 +125,8 @@ class IngestStreamReactor final
     }
     // gRPC reads messages up to twice the limit (server.cc) so that one over it is refused
     // here, on its own, and the stream goes on.
-    const uint64_t limit = static_cast<uint64_t>(ctx_.options->limits.max_message_bytes);
-    if (message_bytes > limit) {
-      OnAck(ack,
-            absl::ResourceExhaustedError(absl::StrFormat(
-                "message of %d bytes is larger than --max_message_bytes=%d; split it (nothing "
-                "of it was applied)",
-                message_bytes, limit)),
-            0);
+    if (absl::Status s = api::CheckIngestMessageSize(ctx_, message_bytes); !s.ok()) {
+      OnAck(ack, s, 0);
       OnStaged(charge);
       return;
     }
@@ -141,31 +135,24 @@ class IngestStreamReactor final
       OnStaged(charge);
       return;
     }
-    absl::StatusOr<std::shared_ptr<HistogramEntry>> entry = ctx_.store->Find(request->histogram);
-    absl::StatusOr<SampleKind> kind =
-        SampleKindFromProto(static_cast<v1::SampleType>(request->type));
-    if (!entry.ok() || !kind.ok()) {
-      if (entry.ok()) (*entry)->RecordRejected(0);
-      const absl::Status status = entry.ok() ? kind.status() : entry.status();
-      OnAck(ack, status, 0);
+    absl::StatusOr<IngestPipeline::Message> message = api::IngestMessageFor(
+        ctx_, request->histogram, request->type, std::move(request->samples));
+    if (!message.ok()) {
+      OnAck(ack, message.status(), 0);
       OnStaged(charge);
       return;
     }
-    IngestPipeline::Message message;
-    message.histogram = *std::move(entry);
-    message.kind = *kind;
-    message.samples = std::move(request->samples);
     if (request->has_shm) {
-      absl::Status status = ResolveShm(request->shm, &message);
+      absl::Status status = ResolveShm(request->shm, &*message);
       if (!status.ok()) {
-        message.histogram->RecordRejected(0);
+        message->histogram->RecordRejected(0);
         OnAck(ack, status, 0);
         OnStaged(charge);
         return;
       }
     }
     ctx_.pipeline->Submit(
-        std::move(message), [this, charge] { OnStaged(charge); },
+        *std::move(message), [this, charge] { OnStaged(charge); },
         [this, ack](absl::Status status, uint64_t count) { OnAck(ack, std::move(status), count); });
   }
 

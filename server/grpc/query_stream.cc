@@ -1,23 +1,13 @@
 #include "server/grpc/query_stream.h"
 
-#include <algorithm>
 #include <memory>
-#include <optional>
-#include <string>
 #include <utility>
 
-#include "absl/strings/str_format.h"
-#include "server/grpc/proto_convert.h"
+#include "server/core/query_reader.h"
 #include "server/grpc/status_util.h"
 
 namespace histd::server {
 namespace {
-
-constexpr uint64_t kChunkHeaderRoom = 4096;  // header fields of a QueryChunk, generously
-
-uint64_t BlockEnd(uint32_t begin, uint64_t blocks, uint32_t factor, uint32_t end) {
-  return std::min<uint64_t>(end, begin + blocks * factor);
-}
 
 class QueryStreamReactor final : public grpc::ServerWriteReactor<v1::QueryChunk> {
  public:
@@ -28,11 +18,13 @@ class QueryStreamReactor final : public grpc::ServerWriteReactor<v1::QueryChunk>
   void Start() {
     started_ = absl::Now();
     OnWorker([this] {
-      if (absl::Status s = Prepare(); !s.ok()) {
-        FinishWith(ToGrpcStatus(s));
+      absl::StatusOr<std::unique_ptr<QueryReader>> reader = QueryReader::Open(ctx_, request_);
+      if (!reader.ok()) {
+        FinishWith(ToGrpcStatus(reader.status()));
         return;
       }
-      ReadBandAndWrite();
+      reader_ = *std::move(reader);
+      ReadIfNeededAndWrite();
     });
   }
 
@@ -42,15 +34,15 @@ class QueryStreamReactor final : public grpc::ServerWriteReactor<v1::QueryChunk>
       FinishWith(grpc::Status(grpc::StatusCode::CANCELLED, "query stream closed by the client"));
       return;
     }
-    if (emitted_ == total_bytes_) {
+    if (reader_->done()) {
       FinishWith(grpc::Status::OK);
       return;
     }
-    if (band_pos_ < band_size_) {
+    if (!reader_->needs_read()) {
       WriteChunk();
       return;
     }
-    OnWorker([this] { ReadBandAndWrite(); });
+    OnWorker([this] { ReadIfNeededAndWrite(); });
   }
 
   void OnDone() override { delete this; }
@@ -74,100 +66,22 @@ class QueryStreamReactor final : public grpc::ServerWriteReactor<v1::QueryChunk>
     Finish(status);
   }
 
-  absl::Status Prepare() {
-    absl::StatusOr<std::shared_ptr<HistogramEntry>> entry = ctx_.store->Find(request_.name());
-    if (!entry.ok()) return entry.status();
-    entry_ = *std::move(entry);
-    spec_ = ReadSpecFromProto(request_, entry_->spec().shape);
-    if (absl::Status s = CheckReadSpec(entry_->spec().shape, spec_); !s.ok()) return s;
-    out_rows_ = ReadBinsRows(spec_);
-    out_cols_ = ReadBinsCols(spec_);
-    element_ = DTypeSize(ReadBinsType(spec_));
-    total_bytes_ = ReadBinsBytes(spec_);
-    const uint64_t max_chunk =
-        std::max<int64_t>(1, int64_t{ctx_.options->limits.max_message_bytes} - kChunkHeaderRoom);
-    chunk_bytes_ = request_.max_chunk_bytes() != 0 ? request_.max_chunk_bytes()
-                                                   : ctx_.options->query.chunk_bytes;
-    chunk_bytes_ = std::clamp<uint64_t>(chunk_bytes_, 1, max_chunk);
-    band_budget_ = QueryBandBytes(chunk_bytes_);
-    const uint64_t band = std::min(band_budget_, total_bytes_);
-    const uint64_t heap_band = band > ctx_.query_buffers->buffer_bytes() ? band : 0;
-    absl::StatusOr<MemoryCharge> charge = ctx_.host_budget->Charge(
-        heap_band + 2 * std::min(chunk_bytes_, total_bytes_),
-        absl::StrFormat("query of '%s' in %d-byte chunks", request_.name(), chunk_bytes_));
-    if (!charge.ok()) return charge.status();
-    charge_ = *std::move(charge);
-    return AllocateBand();
-  }
-
-  // Band memory for the whole query, never zeroed (each band is read in full before it is
-  // sent): a pooled engine staging buffer when a band fits one (page-locked on the CUDA
-  // engine), else the heap (requests for chunks larger than the daemon's default).
-  absl::Status AllocateBand() {
-    const uint64_t bytes = std::min(band_budget_, total_bytes_);
-    if (bytes == 0) return absl::OkStatus();  // the header chunk alone
-    if (bytes <= ctx_.query_buffers->buffer_bytes()) {
-      absl::StatusOr<HostBufferPool::Lease> lease = ctx_.query_buffers->Acquire();
-      if (!lease.ok()) return lease.status();
-      lease_.emplace(*std::move(lease));
-      band_ = lease_->data();
-    } else {
-      heap_band_.reset(new uint8_t[bytes]);
-      band_ = heap_band_.get();
-    }
-    return absl::OkStatus();
-  }
-
-  // Worker thread: reads the next band, then starts writing it.
-  void ReadBandAndWrite() {
-    if (total_bytes_ == 0) {  // an empty result still sends its header
-      WriteChunk();
-      return;
-    }
-    const uint64_t row_bytes = out_cols_ * element_;
-    uint64_t r0 = next_row_, r1, c0 = next_col_, c1;
-    if (row_bytes <= band_budget_) {
-      r1 = std::min(out_rows_, r0 + band_budget_ / row_bytes);
-      c0 = 0;
-      c1 = out_cols_;
-      next_row_ = r1;
-    } else {
-      r1 = r0 + 1;
-      c1 = std::min(out_cols_, c0 + std::max<uint64_t>(1, band_budget_ / element_));
-      next_col_ = c1;
-      if (next_col_ == out_cols_) {
-        next_col_ = 0;
-        next_row_ += 1;
+  // Worker thread: reads the next band when the reader needs one, then starts writing.
+  void ReadIfNeededAndWrite() {
+    if (reader_->needs_read()) {
+      const absl::Time read_started = absl::Now();
+      const absl::Status s = reader_->ReadBand();
+      parts_.read += absl::Now() - read_started;
+      if (!s.ok()) {
+        FinishWith(ToGrpcStatus(s));
+        return;
       }
-    }
-    band_size_ = (r1 - r0) * (c1 - c0) * element_;
-    band_pos_ = 0;
-    const absl::Time read_started = absl::Now();
-    const absl::Status s =
-        ctx_.engine->ReadBins(entry_->storage(), BandSpec(spec_, r0, r1, c0, c1), band_);
-    parts_.read += absl::Now() - read_started;
-    if (!s.ok()) {
-      FinishWith(ToGrpcStatus(s));
-      return;
     }
     WriteChunk();
   }
 
   void WriteChunk() {
-    chunk_.Clear();
-    if (!header_sent_) {
-      header_sent_ = true;
-      chunk_.set_dtype(DTypeToProto(ReadBinsType(spec_)));
-      chunk_.set_rows(out_rows_);
-      chunk_.set_cols(out_cols_);
-      chunk_.set_cap(entry_->spec().shape.cap);
-      chunk_.set_total_bytes(total_bytes_);
-    }
-    const uint64_t n = std::min<uint64_t>(chunk_bytes_, band_size_ - band_pos_);
-    chunk_.set_offset(emitted_);
-    if (n != 0) chunk_.set_data(band_ + band_pos_, n);
-    band_pos_ += n;
-    emitted_ += n;
+    reader_->NextChunk(&chunk_);
     write_started_ = absl::Now();
     StartWrite(&chunk_);
   }
@@ -175,37 +89,13 @@ class QueryStreamReactor final : public grpc::ServerWriteReactor<v1::QueryChunk>
   ServiceContext& ctx_;
   const v1::QueryRequest request_;
   ConcurrencyLimit::Permit permit_;  // held for the stream's life
-  MemoryCharge charge_;              // its buffers, against the host budget
-  std::shared_ptr<HistogramEntry> entry_;
-  ReadSpec spec_;
-  uint64_t out_rows_ = 0, out_cols_ = 0, element_ = 1, total_bytes_ = 0;
-  uint64_t chunk_bytes_ = 1, band_budget_ = kMinQueryBandBytes;
-  uint64_t next_row_ = 0, next_col_ = 0;  // where the next band starts, in output elements
-  std::optional<HostBufferPool::Lease> lease_;  // band memory: pooled,
-  std::unique_ptr<uint8_t[]> heap_band_;         // or from the heap
-  uint8_t* band_ = nullptr;
-  size_t band_size_ = 0, band_pos_ = 0;
-  uint64_t emitted_ = 0;
-  bool header_sent_ = false;
+  std::unique_ptr<QueryReader> reader_;  // its buffers and their charge
   v1::QueryChunk chunk_;
   absl::Time started_, write_started_;
   QueryStats::Parts parts_;  // touched by one thread at a time, like the rest of the state
 };
 
 }  // namespace
-
-ReadSpec BandSpec(const ReadSpec& full, uint64_t r0, uint64_t r1, uint64_t c0, uint64_t c1) {
-  ReadSpec band = full;
-  const Region& f = full.region;
-  // Output rows come from input rows, or from input columns when transposed.
-  const uint64_t rows_lo = full.transpose ? c0 : r0, rows_hi = full.transpose ? c1 : r1;
-  const uint64_t cols_lo = full.transpose ? r0 : c0, cols_hi = full.transpose ? r1 : c1;
-  band.region.row_begin = static_cast<uint32_t>(BlockEnd(f.row_begin, rows_lo, full.row_factor, f.row_end));
-  band.region.row_end = static_cast<uint32_t>(BlockEnd(f.row_begin, rows_hi, full.row_factor, f.row_end));
-  band.region.col_begin = static_cast<uint32_t>(BlockEnd(f.col_begin, cols_lo, full.col_factor, f.col_end));
-  band.region.col_end = static_cast<uint32_t>(BlockEnd(f.col_begin, cols_hi, full.col_factor, f.col_end));
-  return band;
-}
 
 grpc::ServerWriteReactor<v1::QueryChunk>* StartQueryStream(ServiceContext& ctx,
                                                            const v1::QueryRequest& request,

@@ -9,7 +9,7 @@
 
 #include "absl/strings/str_format.h"
 #include "server/core/log.h"
-#include "server/grpc/proto_convert.h"
+#include "server/core/proto_convert.h"
 #include "server/grpc/status_util.h"
 
 namespace histd::server {

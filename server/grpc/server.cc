@@ -33,6 +33,7 @@
 #include "server/core/ingest_pipeline.h"
 #include "server/core/log.h"
 #include "server/core/memory_budget.h"
+#include "server/core/query_reader.h"
 #include "server/core/service_context.h"
 #include "server/core/snapshot.h"
 #include "server/core/worker_pool.h"

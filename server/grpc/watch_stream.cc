@@ -12,7 +12,7 @@
 #include "absl/time/clock.h"
 #include "engine/thread_name.h"
 #include "server/core/pooled_view.h"
-#include "server/grpc/proto_convert.h"
+#include "server/core/proto_convert.h"
 #include "server/grpc/status_util.h"
 
 namespace histd::server {

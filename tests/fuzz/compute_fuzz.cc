@@ -1,26 +1,28 @@
-// Fuzz target: the Compute service (reduce, scan, transpose, matmul on inline arrays or
-// resident histograms), with create and ingest to set histograms up, through gRPC into the
-// CPU engine.
+// Fuzz target: the Compute calls (reduce, scan, transpose, matmul on inline arrays or
+// resident histograms), with create and ingest to set histograms up, through the API's
+// validation into the core with the CPU engine (server/core/api_compute.h: what the gRPC
+// service runs).
 //
 // Feeds: one serialized histd.fuzz.ComputeProgram (histd_fuzz.proto), mutated field by
 // field (proto_mutator.h); a call with fit_data has its inline arrays' data sized to
-// rows x cols x the element size (up to 64 KiB). The calls run in order against the
-// in-process daemon (fuzz_daemon.h: 1 MiB messages).
+// rows x cols x the element size (up to 16 KiB). The calls run in order against the
+// process's core (fuzz_core.h: 16 KiB messages, histograms of at most 2^12 bins).
 // Asserts: every call is answered; an OK result is a well-formed array (a known dtype and
-// data.size() = rows x cols x its element size); the daemon keeps serving. INTERNAL or
-// UNKNOWN codes are findings (printed, counted; see fuzz_daemon.h).
+// data.size() = rows x cols x its element size); the core keeps serving. INTERNAL or
+// UNKNOWN codes are findings (printed, counted; see fuzz_core.h).
 #include <cstddef>
 #include <cstdint>
 
 #include "client/dtype.h"
 #include "histd_fuzz.pb.h"
-#include "tests/fuzz/fuzz_daemon.h"
+#include "server/core/api_compute.h"
+#include "tests/fuzz/fuzz_core.h"
 #include "tests/fuzz/proto_mutator.h"
 
 namespace histd::fuzz {
 namespace {
 
-constexpr uint64_t kMaxFitBytes = uint64_t{64} << 10;
+constexpr uint64_t kMaxFitBytes = uint64_t{16} << 10;  // the core's message limit
 
 // data.size() = rows * cols * element size, when that is known and at most kMaxFitBytes;
 // the bytes repeat the data given (zeros when there is none).
@@ -37,7 +39,7 @@ void Fit(v1::ArrayInput* input) {
   if (input->has_inline_()) Fit(input->mutable_inline_());
 }
 
-void CheckResult(FuzzDaemon& d, const char* method, const grpc::Status& status,
+void CheckResult(FuzzCore& d, const char* method, const absl::Status& status,
                  const v1::Array& result, const google::protobuf::Message& request) {
   d.Check(method, status, request);
   if (!status.ok()) return;
@@ -51,7 +53,8 @@ void CheckResult(FuzzDaemon& d, const char* method, const grpc::Status& status,
 }
 
 void Run(ComputeProgram& program) {
-  FuzzDaemon& d = FuzzDaemon::Get();
+  FuzzCore& d = FuzzCore::Get();
+  server::ServiceContext& ctx = d.ctx();
   for (int i = 0; i < program.calls_size() && i < kMaxCallsPerInput; ++i) {
     ComputeCall& call = *program.mutable_calls(i);
     if (call.fit_data()) {
@@ -67,8 +70,6 @@ void Run(ComputeProgram& program) {
         default: break;
       }
     }
-    grpc::ClientContext context;
-    FuzzDaemon::Prepare(&context);
     switch (call.call_case()) {
       case ComputeCall::kCreate:
         (void)d.Create(call.create());
@@ -78,25 +79,25 @@ void Run(ComputeProgram& program) {
         break;
       case ComputeCall::kReduce: {
         v1::ReduceResponse response;
-        CheckResult(d, "Reduce", d.compute().Reduce(&context, call.reduce(), &response),
+        CheckResult(d, "Reduce", server::api::Reduce(ctx, call.reduce(), &response),
                     response.result(), call.reduce());
         break;
       }
       case ComputeCall::kScan: {
         v1::ScanResponse response;
-        CheckResult(d, "Scan", d.compute().Scan(&context, call.scan(), &response),
+        CheckResult(d, "Scan", server::api::Scan(ctx, call.scan(), &response),
                     response.result(), call.scan());
         break;
       }
       case ComputeCall::kTranspose: {
         v1::TransposeResponse response;
-        CheckResult(d, "Transpose", d.compute().Transpose(&context, call.transpose(), &response),
+        CheckResult(d, "Transpose", server::api::Transpose(ctx, call.transpose(), &response),
                     response.result(), call.transpose());
         break;
       }
       case ComputeCall::kMatmul: {
         v1::MatmulResponse response;
-        CheckResult(d, "Matmul", d.compute().Matmul(&context, call.matmul(), &response),
+        CheckResult(d, "Matmul", server::api::Matmul(ctx, call.matmul(), &response),
                     response.result(), call.matmul());
         break;
       }

@@ -128,6 +128,13 @@ void QuerySeeds() {
   quantiles->set_collapse(v1::DIM_ROWS);
   quantiles->add_probabilities(0.5);
   quantiles->add_probabilities(0.99);
+  v1::RenderRequest* render = p.add_calls()->mutable_render();
+  render->set_name("h");
+  render->set_width(5);
+  render->set_height(3);
+  render->set_pool(v1::POOL_MAX);
+  render->set_bare(true);
+  p.add_calls()->mutable_render()->set_name("h");
   Write("query", "all-calls", p.SerializeAsString());
 
   p.Clear();

@@ -1,25 +1,29 @@
-// Fuzz target: the Histograms service (create, delete, list, info, reset, merge, server
-// stats, snapshot), with ingest to fill histograms, through gRPC into the CPU engine.
+// Fuzz target: the Histograms calls (create, delete, list, info, reset, merge, server stats,
+// snapshot), with ingest to fill histograms, through the API's validation into the core with
+// the CPU engine (server/core/api_histograms.h, api_ingest.h: what the gRPC service runs).
 //
 // Feeds: one serialized histd.fuzz.HistogramsProgram (histd_fuzz.proto), mutated field by
-// field (proto_mutator.h); its calls run in order against the in-process daemon
-// (fuzz_daemon.h: 16 histograms of at most 2^16 bins, 1 MiB messages).
+// field (proto_mutator.h); its calls run in order against the process's core
+// (fuzz_core.h: 16 histograms of at most 2^12 bins, 16 KiB messages, 8 MiB of host memory).
 // Asserts: every call is answered; an OK HistogramInfo describes the histogram the call
-// named, with counts within its bins; the daemon keeps serving after the input (what it
-// created is deleted). INTERNAL or UNKNOWN codes are findings (printed, counted; see
-// fuzz_daemon.h).
+// named, with counts within its bins; the stats keep within the budget and the histogram
+// limit; the core keeps serving after the input (what it created is deleted, its memory
+// released). INTERNAL or UNKNOWN codes are findings (printed, counted; see fuzz_core.h).
 #include <cstddef>
 #include <cstdint>
 
 #include "histd_fuzz.pb.h"
-#include "tests/fuzz/fuzz_daemon.h"
+#include "server/core/api_histograms.h"
+#include "tests/fuzz/fuzz_core.h"
 #include "tests/fuzz/proto_mutator.h"
 
 namespace histd::fuzz {
 namespace {
 
+namespace api = server::api;
+
 // An OK HistogramInfo must describe the histogram it was asked about.
-void CheckInfo(FuzzDaemon& d, const char* method, const std::string& name,
+void CheckInfo(FuzzCore& d, const char* method, const std::string& name,
                const v1::HistogramInfo& info, const google::protobuf::Message& request) {
   const v1::HistogramSpec& spec = info.spec();
   const uint64_t bins = uint64_t{spec.rows()} * spec.cols();
@@ -29,12 +33,20 @@ void CheckInfo(FuzzDaemon& d, const char* method, const std::string& name,
   }
 }
 
+void CheckStats(FuzzCore& d, const v1::ServerStats& stats, const google::protobuf::Message& request) {
+  const server::Options& o = *d.ctx().options;
+  if (stats.memory_used_bytes() > stats.memory_budget_bytes() ||
+      stats.memory_peak_bytes() > stats.memory_budget_bytes() ||
+      stats.histograms() > o.limits.max_histograms) {
+    d.Finding("GetServerStats", "over a limit: " + stats.ShortDebugString(), request);
+  }
+}
+
 void Run(const HistogramsProgram& program) {
-  FuzzDaemon& d = FuzzDaemon::Get();
+  FuzzCore& d = FuzzCore::Get();
+  server::ServiceContext& ctx = d.ctx();
   for (int i = 0; i < program.calls_size() && i < kMaxCallsPerInput; ++i) {
     const HistogramsCall& call = program.calls(i);
-    grpc::ClientContext context;
-    FuzzDaemon::Prepare(&context);
     switch (call.call_case()) {
       case HistogramsCall::kCreate:
         (void)d.Create(call.create());
@@ -42,28 +54,24 @@ void Run(const HistogramsProgram& program) {
       case HistogramsCall::kIngest:
         d.Ingest(call.ingest());
         break;
-      case HistogramsCall::kDelete: {
-        v1::DeleteHistogramResponse response;
-        d.Check("DeleteHistogram", d.histograms().DeleteHistogram(&context, call.delete_(), &response),
-                call.delete_());
+      case HistogramsCall::kDelete:
+        d.Check("DeleteHistogram", api::DeleteHistogram(ctx, call.delete_()), call.delete_());
         break;
-      }
       case HistogramsCall::kList: {
         v1::ListHistogramsResponse response;
-        d.Check("ListHistograms", d.histograms().ListHistograms(&context, call.list(), &response),
-                call.list());
+        d.Check("ListHistograms", api::ListHistograms(ctx, &response), call.list());
         break;
       }
       case HistogramsCall::kInfo: {
         v1::HistogramInfo response;
-        const grpc::Status s = d.histograms().GetHistogramInfo(&context, call.info(), &response);
+        const absl::Status s = api::GetHistogramInfo(ctx, call.info(), &response);
         d.Check("GetHistogramInfo", s, call.info());
         if (s.ok()) CheckInfo(d, "GetHistogramInfo", call.info().name(), response, call.info());
         break;
       }
       case HistogramsCall::kReset: {
         v1::HistogramInfo response;
-        const grpc::Status s = d.histograms().ResetHistogram(&context, call.reset(), &response);
+        const absl::Status s = api::ResetHistogram(ctx, call.reset(), &response);
         d.Check("ResetHistogram", s, call.reset());
         if (s.ok()) {
           CheckInfo(d, "ResetHistogram", call.reset().name(), response, call.reset());
@@ -73,21 +81,20 @@ void Run(const HistogramsProgram& program) {
       }
       case HistogramsCall::kMerge: {
         v1::HistogramInfo response;
-        const grpc::Status s = d.histograms().MergeHistogram(&context, call.merge(), &response);
+        const absl::Status s = api::MergeHistogram(ctx, call.merge(), &response);
         d.Check("MergeHistogram", s, call.merge());
         if (s.ok()) CheckInfo(d, "MergeHistogram", call.merge().target(), response, call.merge());
         break;
       }
       case HistogramsCall::kStats: {
         v1::ServerStats response;
-        d.Check("GetServerStats", d.histograms().GetServerStats(&context, call.stats(), &response),
-                call.stats());
+        api::GetServerStats(ctx, &response);
+        CheckStats(d, response, call.stats());
         break;
       }
       case HistogramsCall::kSnapshot: {
         v1::WriteSnapshotResponse response;
-        d.Check("WriteSnapshot", d.histograms().WriteSnapshot(&context, call.snapshot(), &response),
-                call.snapshot());
+        d.Check("WriteSnapshot", api::WriteSnapshot(ctx, &response), call.snapshot());
         break;
       }
       case HistogramsCall::CALL_NOT_SET:

@@ -1,4 +1,4 @@
-#include "server/grpc/proto_convert.h"
+#include "server/core/proto_convert.h"
 
 #include <algorithm>
 #include <cstring>

@@ -90,16 +90,16 @@ Measured RunProduction(std::vector<hc::HistogramWork> work, const void* samples,
   args.samples = static_cast<const uint32_t*>(samples);
   args.outflow = d_out;
   args.total_samples = total;
-  hc::HistogramAccumulate op;
-  BENCH_OK(op.can_implement(args));
+  using hc::HistogramAccumulate;
+  BENCH_OK(HistogramAccumulate::can_implement(args));
   void* ws;
-  BENCH_CUDA(cudaMalloc(&ws, std::max<size_t>(256, op.get_workspace_size(args))));
+  BENCH_CUDA(cudaMalloc(&ws, std::max<size_t>(256, HistogramAccumulate::get_workspace_size(args))));
   auto reset = [&] {
     BENCH_CUDA(cudaMemsetAsync(d_bins, 0, bins_bytes));
     BENCH_CUDA(cudaMemsetAsync(d_out, 0, work.size() * sizeof(hc::HistogramOutflow)));
   };
   reset();
-  BENCH_OK(op.run(args, ws, nullptr));  // warm-up
+  BENCH_OK(HistogramAccumulate::run(args, ws, nullptr));  // warm-up
   cudaEvent_t a, b;
   BENCH_CUDA(cudaEventCreate(&a));
   BENCH_CUDA(cudaEventCreate(&b));
@@ -107,7 +107,7 @@ Measured RunProduction(std::vector<hc::HistogramWork> work, const void* samples,
   for (int r = 0; r < 9; ++r) {
     reset();
     BENCH_CUDA(cudaEventRecord(a));
-    BENCH_OK(op.run(args, ws, nullptr));
+    BENCH_OK(HistogramAccumulate::run(args, ws, nullptr));
     BENCH_CUDA(cudaEventRecord(b));
     BENCH_CUDA(cudaEventSynchronize(b));
     float t;

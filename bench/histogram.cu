@@ -20,7 +20,7 @@
 // Floor: the device copy bandwidth measured here (read + write), over 4 MiB read + the bins
 // written per histogram (2 MiB; service: 4 bytes read per sample). Bins are reset (untimed)
 // before every repetition; the median of the repetitions is reported.
-// Rows "cluster-resident N" are HistogramStrategy::kClusterResident with config N of
+// Rows "cluster-resident N" are the cluster-resident experiment with config N of
 // kClusterResidentConfigs: the whole histogram (or 1/passes of it) in the shared memory of
 // a thread-block cluster, samples applied through distributed shared memory, one merge per
 // (histogram, pass). A row marked FAILED could not launch on this device (error shown).
@@ -42,11 +42,13 @@
 #include "bench/histogram_timeline.cuh"
 #include "bench/histogram_workloads.cuh"
 #include "bench/launch_ceilings.cuh"
+#include "experiments/histogram/cluster_resident_geometry.h"
+#include "experiments/histogram/histogram_variants.h"
+#include "experiments/histogram/roulo_variants.h"
+#include "experiments/histogram/tuning_candidates.h"
 #include "kernels/histogram/bucketed_layout.h"
-#include "kernels/histogram/cluster_resident_geometry.h"
 #include "kernels/histogram/histogram_accumulate.h"
 #include "kernels/histogram/tuning.h"
-#include "experiments/histogram/roulo_variants.h"
 
 namespace hb = histd::bench;
 namespace hc = histd::cuda;
@@ -266,21 +268,21 @@ void RunWorkload(Setup& s, double copy_gbs) {
   BENCH_CUDA(cudaMalloc(&d_out, work.size() * sizeof(hc::HistogramOutflow)));
   BENCH_CUDA(cudaMemcpy(d_work, work.data(), work.size() * sizeof(work[0]), cudaMemcpyHostToDevice));
   BENCH_CUDA(cudaMemset(d_out, 0, work.size() * sizeof(hc::HistogramOutflow)));
-  struct Prod { std::string name; hc::HistogramAccumulateOptions o; };
+  struct Prod { std::string name; hc::HistogramVariantOptions o; };
   std::vector<Prod> prods;
-  prods.push_back({hb::Fmt("production default (config %d)", histd::cuda::histogram::kDefaultHotWindowConfig), {}});
-  hc::HistogramAccumulateOptions device_work;  // the A/B of the work list by value (bucketed launches)
+  prods.push_back({hb::Fmt("production default (config %d)", histd::cuda::histogram::kProductionHotWindowCandidate), {}});
+  hc::HistogramVariantOptions device_work;  // the A/B of the work list by value (bucketed launches)
   device_work.work_by_value = false;
   prods.push_back({"production default, work list read from device memory (not by value)", device_work});
-  hc::HistogramAccumulateOptions contiguous;  // the A/B of interleaved slices (bucketed launches)
+  hc::HistogramVariantOptions contiguous;  // the A/B of interleaved slices (bucketed launches)
   contiguous.interleave_slices = false;
   prods.push_back({"production default, contiguous 16K-bin bucketed slices (not interleaved)", contiguous});
-  hc::HistogramAccumulateOptions full_slices;  // the A/B of half-size slices (bucketed launches, few histograms)
+  hc::HistogramVariantOptions full_slices;  // the A/B of half-size slices (bucketed launches, few histograms)
   full_slices.bucket_slice_bins = 16384;
   prods.push_back({"production default, 16K-bin bucketed slices always (never half-size)", full_slices});
-  for (int c = 0; c < histd::cuda::histogram::kHotWindowConfigCount; ++c) {
-    const auto& k = histd::cuda::histogram::kHotWindowConfigs[c];
-    hc::HistogramAccumulateOptions o;
+  for (int c = 0; c < histd::cuda::histogram::kHotWindowCandidateCount; ++c) {
+    const auto& k = histd::cuda::histogram::kHotWindowCandidates[c];
+    hc::HistogramVariantOptions o;
     o.strategy = hc::HistogramStrategy::kHotWindow;
     o.config = c;
     prods.push_back({hb::Fmt("exact config %d: %d thr x %d/SM, %uK-bin window, tile 2^%d, cluster %d%s", c, k.threads,
@@ -302,58 +304,58 @@ void RunWorkload(Setup& s, double copy_gbs) {
   const struct { uint32_t probe; const char* what; } split[] = {
       {0, ""}, {1, ", without misses"}, {8, ", full miss queues dropped"}, {4, ", records not folded"}};
   for (const auto& row : split) {
-    hc::HistogramAccumulateOptions o;
+    hc::HistogramVariantOptions o;
     o.defer_bins_per_miss = 64;
     o.bench_probe = row.probe;
     prods.push_back({hb::Fmt("default deferring at >= 1 miss per 64 bins%s%s", row.what,
                              row.probe ? " (WRONG result, cost split)" : ""), o});
   }
   for (const uint32_t bins_per_miss : {16u, 256u}) {
-    hc::HistogramAccumulateOptions o;
+    hc::HistogramVariantOptions o;
     o.defer_bins_per_miss = bins_per_miss;
     prods.push_back({hb::Fmt("default deferring at >= 1 miss per %u bins", bins_per_miss), o});
   }
-  hc::HistogramAccumulateOptions guess;
+  hc::HistogramVariantOptions guess;
   guess.miss_guess = 1;
   prods.push_back({"default, misses CAS guessing 0 first", guess});
   if (s.items.size() > 16) {  // large launches: smaller tiles keep fewer histograms' bins in L2 at once
     for (int log2 = 14; log2 <= 20; ++log2) {
       if (log2 == 18) continue;  // the default
-      hc::HistogramAccumulateOptions t;
+      hc::HistogramVariantOptions t;
       t.tile_samples = 1u << log2;
       prods.push_back({hb::Fmt("default with 2^%d-sample tiles", log2), t});
     }
   }
-  hc::HistogramAccumulateOptions fixed_tiles;
+  hc::HistogramVariantOptions fixed_tiles;
   fixed_tiles.tile_samples =
-      histd::cuda::histogram::kHotWindowConfigs[histd::cuda::histogram::kDefaultHotWindowConfig].tile_samples;
+      histd::cuda::histogram::kHotWindowCandidates[histd::cuda::histogram::kProductionHotWindowCandidate].tile_samples;
   prods.push_back({"default with its fixed tile (not shrunk for small launches)", fixed_tiles});
   if (s.items.size() <= 16) {  // small launches: what each tile size and config gives
     for (int log2 = 12; log2 <= 17; ++log2) {
-      hc::HistogramAccumulateOptions t;
+      hc::HistogramVariantOptions t;
       t.tile_samples = 1u << log2;
       prods.push_back({hb::Fmt("default with 2^%d-sample tiles", log2), t});
     }
-    for (int c = 0; c < histd::cuda::histogram::kHotWindowConfigCount; ++c) {
-      hc::HistogramAccumulateOptions t;
+    for (int c = 0; c < histd::cuda::histogram::kHotWindowCandidateCount; ++c) {
+      hc::HistogramVariantOptions t;
       t.strategy = hc::HistogramStrategy::kHotWindow;
       t.config = c;
-      t.tile_samples = histd::cuda::histogram::kHotWindowConfigs[c].tile_samples;
+      t.tile_samples = histd::cuda::histogram::kHotWindowCandidates[c].tile_samples;
       prods.push_back({hb::Fmt("exact config %d with its fixed tile (not shrunk)", c), t});
     }
   }
-  hc::HistogramAccumulateOptions g;
+  hc::HistogramVariantOptions g;
   g.strategy = hc::HistogramStrategy::kGlobalOnly;
   prods.push_back({"exact global CAS only (no window)", g});
-  hc::HistogramAccumulateOptions bucketed;
+  hc::HistogramVariantOptions bucketed;
   bucketed.strategy = hc::HistogramStrategy::kBucketed;
   prods.push_back({"bucketed: tiles sorted by 16K-bin slice, grid barrier, each slice counted on chip and merged once",
                    bucketed});
-  for (int c = 1; c < histd::cuda::histogram::kBucketedConfigCount; ++c) {
+  for (int c = 1; c < histd::cuda::histogram::kBucketedCandidateCount; ++c) {
     bucketed.config = c;
     prods.push_back({hb::Fmt("bucketed config %d: %d threads x %d per SM", c,
-                             histd::cuda::histogram::kBucketedConfigs[c].threads,
-                             histd::cuda::histogram::kBucketedConfigs[c].blocks_per_sm),
+                             histd::cuda::histogram::kBucketedCandidates[c].threads,
+                             histd::cuda::histogram::kBucketedCandidates[c].blocks_per_sm),
                      bucketed});
   }
   namespace hg = histd::cuda::histogram;
@@ -365,15 +367,15 @@ void RunWorkload(Setup& s, double copy_gbs) {
     const char* lane = k.lane == hg::ResidentLane::k8Cas     ? "8-bit lanes, remote load+CAS"
                        : k.lane == hg::ResidentLane::k16Gated ? "16-bit lanes, remote read-gated RED"
                                                               : "32-bit lanes, remote RED";
-    hc::HistogramAccumulateOptions o;
-    o.strategy = hc::HistogramStrategy::kClusterResident;
+    hc::HistogramVariantOptions o;
+    o.cluster_resident = true;
     o.config = c;
     prods.push_back({hb::Fmt("cluster-resident %d: cluster %d x %d thr, ", c, k.cluster, k.threads) + lane +
                          hb::Fmt(", %d in flight%s%s, %u pass(es) of 2M bins", k.pending,
                                  k.warp_dedup ? ", warp-combined" : "", k.guess_zero ? ", CAS guessing 0" : "",
                                  passes), o});
   }
-  hc::HistogramAccumulateOptions probe_misses, probe_merge;
+  hc::HistogramVariantOptions probe_misses, probe_merge;
   probe_misses.bench_probe = 1;
   probe_merge.bench_probe = 2;
   prods.push_back({"probe: default without applying misses (WRONG result, cost split)", probe_misses});
@@ -392,13 +394,13 @@ void RunWorkload(Setup& s, double copy_gbs) {
     args.outflow = d_out;
     args.total_samples = s.total;
     args.options = p.o;
-    hc::HistogramAccumulate op;
-    BENCH_OK(op.can_implement(args));
+    using hc::HistogramVariant;
+    BENCH_OK(HistogramVariant::can_implement(args, p.o));
     void* ws;
-    BENCH_CUDA(cudaMalloc(&ws, std::max<size_t>(256, op.get_workspace_size(args))));
+    BENCH_CUDA(cudaMalloc(&ws, std::max<size_t>(256, HistogramVariant::get_workspace_size(args, p.o))));
     // A variant that cannot launch here (e.g. a 16-block cluster the device does not
     // schedule) is reported and skipped, not fatal.
-    const absl::Status first = op.run(args, ws, nullptr);
+    const absl::Status first = HistogramVariant::run(args, p.o, ws, nullptr);
     const cudaError_t sync = cudaDeviceSynchronize();
     if (!first.ok() || sync != cudaSuccess) {
       const std::string why = !first.ok() ? std::string(first.message()) : cudaGetErrorName(sync);
@@ -408,15 +410,15 @@ void RunWorkload(Setup& s, double copy_gbs) {
       BENCH_CUDA(cudaFree(ws));
       continue;
     }
-    const double ms = TimeWithReset(reset, [&] { BENCH_OK(op.run(args, ws, nullptr)); }, reps);
+    const double ms = TimeWithReset(reset, [&] { BENCH_OK(HistogramVariant::run(args, p.o, ws, nullptr)); }, reps);
     if ((&p == &prods.front() || p.name.find("its fixed tile") != std::string::npos ||
          p.name.find("bucketed") != std::string::npos) &&
         std::getenv("HISTD_BENCH_TIMELINE") != nullptr) {
       reset();
       if (hc::HistogramAccumulate::UsesBucketed(args)) {
-        hb::PrintBucketedTimeline(s.name, args, ws, ms);
+        hb::PrintBucketedTimeline(s.name, args, p.o, ws, ms);
       } else {
-        hb::PrintTileTimeline(s.name, args, ws, ms);
+        hb::PrintTileTimeline(s.name, args, p.o, ws, ms);
       }
     }
     BENCH_CUDA(cudaFree(ws));

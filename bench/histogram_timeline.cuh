@@ -1,7 +1,7 @@
 // Where one launch of the hot-window kernel spends its time, tile by tile: the kernel's
 // thread 0 of each block stamps %globaltimer at the phase boundaries of every tile
-// (HistogramAccumulateOptions::bench_timeline, kTimelineStamps in tile_view.cuh), and so
-// does the deferred fold per (item, range) unit (bench_fold_timeline, deferred_misses.cuh);
+// (HistogramVariantOptions::bench_timeline, kTimelineStamps in tile_view.cuh), and so
+// does the deferred fold per (item, range) unit (bench_fold_timeline, agent_fold_deferred.cuh);
 // this prints the mean of each phase over the launch's tiles and units, and their spans.
 // A stamp placed after a barrier is taken when thread 0 arrives there, not when the barrier
 // resolves (on the H100 a timer read does not wait for BAR.SYNC.DEFER_BLOCKING:
@@ -20,12 +20,13 @@
 #include <vector>
 
 #include "bench/bench_util.cuh"
+#include "experiments/histogram/histogram_variants.h"
 #include "kernels/common/device_sms.h"
-#include "kernels/histogram/agent_bucketed.cuh"
-#include "kernels/histogram/deferred_misses.cuh"
+#include "kernels/histogram/agent/agent_bucketed.cuh"
+#include "kernels/histogram/agent/agent_fold_deferred.cuh"
+#include "kernels/histogram/agent/agent_tile_windows.cuh"
 #include "kernels/histogram/histogram_accumulate.h"
 #include "kernels/histogram/tile_view.cuh"
-#include "kernels/histogram/tile_windows.cuh"
 
 namespace histd::bench {
 
@@ -124,18 +125,19 @@ class StampBuffer {
 };
 
 // Runs the launch once more with its two stamp buffers attached (bench_timeline and
-// bench_fold_timeline of HistogramAccumulateOptions) and waits for it.
-inline void RunStamped(histd::cuda::HistogramAccumulateArgs args, void* ws, const StampBuffer& first,
+// bench_fold_timeline of HistogramVariantOptions) and waits for it.
+inline void RunStamped(const histd::cuda::HistogramAccumulateArgs& args, histd::cuda::HistogramVariantOptions o,
+                       void* ws, const StampBuffer& first,
                        const StampBuffer& second) {
-  args.options.bench_timeline = first.get();
-  args.options.bench_fold_timeline = second.get();
-  histd::cuda::HistogramAccumulate op;
-  BENCH_OK(op.run(args, ws, nullptr));
+  o.bench_timeline = first.get();
+  o.bench_fold_timeline = second.get();
+  BENCH_OK(histd::cuda::HistogramVariant::run(args, o, ws, nullptr));
   BENCH_CUDA(cudaDeviceSynchronize());
 }
 
-// args: the launch as timed (its workspace `ws` already sized); launch_ms: its median time.
-inline void PrintTileTimeline(const std::string& workload, histd::cuda::HistogramAccumulateArgs args, void* ws,
+// args and o: the launch as timed (its workspace `ws` already sized); launch_ms: its median time.
+inline void PrintTileTimeline(const std::string& workload, const histd::cuda::HistogramAccumulateArgs& args,
+                              histd::cuda::HistogramVariantOptions o, void* ws,
                               double launch_ms) {
   namespace hg = histd::cuda::histogram;
   constexpr int kStamps = hg::kTimelineStamps, kFold = hg::kFoldTimelineStamps;
@@ -146,8 +148,8 @@ inline void PrintTileTimeline(const std::string& workload, histd::cuda::Histogra
   StampBuffer markers(2), window_stamps(window_blocks * hg::kWindowTimelineStamps);
   BENCH_CUDA(cudaDeviceSynchronize());
   StampNowKernel<<<1, 1>>>(markers.get(), 200000);
-  args.options.bench_window_timeline = window_stamps.get();
-  RunStamped(args, ws, tile_stamps, fold_stamps);
+  o.bench_window_timeline = window_stamps.get();
+  RunStamped(args, o, ws, tile_stamps, fold_stamps);
   StampNowKernel<<<1, 1>>>(markers.get() + 1, 0);
   BENCH_CUDA(cudaDeviceSynchronize());
   const std::vector<unsigned long long> marks = markers.Read(), ws_stamps = window_stamps.Read();
@@ -256,14 +258,15 @@ inline void PrintTileTimeline(const std::string& workload, histd::cuda::Histogra
 
 // The bucketed strategy's launch (agent_bucketed.cuh): per block, its phases up to and past
 // the grid barrier; per (item, slice) unit, its count and merge.
-inline void PrintBucketedTimeline(const std::string& workload, histd::cuda::HistogramAccumulateArgs args, void* ws,
+inline void PrintBucketedTimeline(const std::string& workload, const histd::cuda::HistogramAccumulateArgs& args,
+                                  const histd::cuda::HistogramVariantOptions& o, void* ws,
                                   double launch_ms) {
   namespace hg = histd::cuda::histogram;
   constexpr int kBlock = hg::kBucketBlockStamps, kUnit = hg::kBucketUnitStamps;
   const size_t max_blocks = size_t(histd::cuda::CurrentDeviceSmCountOr()) * 8;
   StampBuffer block_stamps(max_blocks * kBlock);
   StampBuffer unit_stamps(size_t(args.work_count) * hg::kBucketMaxSlices * kUnit);
-  RunStamped(args, ws, block_stamps, unit_stamps);
+  RunStamped(args, o, ws, block_stamps, unit_stamps);
   const std::vector<unsigned long long> bs = block_stamps.Read();
   const PhaseSums blocks(bs, kBlock, [](size_t) { return 0; });
   // The grid's spread: blocks' starts, and the last arrival at the barrier against the first

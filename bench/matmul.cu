@@ -15,6 +15,7 @@
 
 #include "bench/bench_cublas.cuh"
 #include "bench/bench_util.cuh"
+#include "experiments/matmul/matmul_paths.h"
 #include "kernels/matmul/matmul.h"
 
 namespace {
@@ -22,7 +23,7 @@ namespace {
 using histd::bench::Fmt;
 using histd::bench::MedianMs;
 using histd::bench::Table;
-using histd::cuda::Matmul;
+using histd::cuda::MatmulWithChoice;
 using histd::cuda::MatmulArgs;
 using histd::cuda::MatmulChoice;
 using histd::cuda::MatmulPath;
@@ -95,18 +96,16 @@ class Bench {
   // Median time of one choice; -1 when it cannot run. *err gets max|C - ref| / max|ref|.
   double TimeOurs(MatmulChoice choice, int reps, double* err, MatmulChoice* resolved) {
     const MatmulArgs args{s_.m, s_.n, s_.k, 1.0f, a_, s_.k, b_, s_.n, 0.0f, c_, s_.n};
-    const size_t ws = Matmul::get_workspace_size(args, choice);
+    const size_t ws = MatmulWithChoice::get_workspace_size(args, choice);
     if (ws_ != nullptr) BENCH_CUDA(cudaFree(ws_));
     ws_ = nullptr;
     if (ws > 0) BENCH_CUDA(cudaMalloc(&ws_, ws));
-    Matmul op;
-    const absl::Status init = op.initialize(args, ws_, choice);
-    if (!init.ok()) return -1;
-    *resolved = op.choice();
+    if (!MatmulWithChoice::can_implement(args, choice).ok()) return -1;
+    *resolved = MatmulWithChoice::Resolved(args, choice);
     BENCH_CUDA(cudaMemset(c_, 0xff, s_.m * s_.n * 4));  // NaN: unwritten outputs show
     const double ms = MedianMs(
         [&](cudaStream_t st) {
-          const absl::Status status = op.run(st);
+          const absl::Status status = MatmulWithChoice::run(args, choice, ws_, st);
           if (!status.ok()) {
             std::fprintf(stderr, "matmul failed: %s\n", std::string(status.message()).c_str());
             std::exit(2);

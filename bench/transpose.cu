@@ -14,6 +14,7 @@
 #include "bench/bench_cublas.cuh"
 #include "bench/bench_util.cuh"
 #include "experiments/transpose/seed_transpose.h"
+#include "experiments/transpose/transpose_paths.h"
 #include "kernels/transpose/transpose.h"
 
 namespace {
@@ -21,7 +22,6 @@ namespace {
 using histd::bench::Fmt;
 using histd::bench::MedianMs;
 using histd::bench::Table;
-using histd::cuda::RunTranspose;
 using histd::cuda::SeedTranspose;
 using histd::cuda::TransposeArgs;
 using histd::cuda::TransposePath;
@@ -89,10 +89,10 @@ class Bench {
     a.rows = s.rows;
     a.cols = s.cols;
     a.batch = s.batch;
-    histd::cuda::Transpose op;
-    if (!op.initialize(a, nullptr, path).ok()) return -1;
+    using histd::cuda::TransposeWithPath;
+    if (!TransposeWithPath::can_implement(a, path).ok()) return -1;
     return MedianMs([&](cudaStream_t st) {
-      const absl::Status status = op.run(st);
+      const absl::Status status = TransposeWithPath::run(a, path, nullptr, st);
       if (!status.ok()) {
         std::fprintf(stderr, "transpose failed: %s\n", std::string(status.message()).c_str());
         std::exit(2);

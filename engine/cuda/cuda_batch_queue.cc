@@ -151,9 +151,8 @@ absl::Status CudaBatchQueue::Enqueue(Slot& slot, cudaStream_t stream,
   args.samples = slot.samples.as<uint32_t>();
   args.outflow = slot.outflow.as<HistogramOutflow>();
   args.total_samples = samples;
-  HistogramAccumulate op;
-  HISTD_RETURN_IF_ERROR(op.can_implement(args));
-  HISTD_RETURN_IF_ERROR(Grow(slot.workspace, op.get_workspace_size(args)));
+  HISTD_RETURN_IF_ERROR(HistogramAccumulate::can_implement(args));
+  HISTD_RETURN_IF_ERROR(Grow(slot.workspace, HistogramAccumulate::get_workspace_size(args)));
 
   HISTD_CUDA_RETURN_IF_ERROR(cudaEventRecord(slot.start, stream));
   HISTD_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(slot.samples.get(), staging.data(), used_bytes,
@@ -166,7 +165,7 @@ absl::Status CudaBatchQueue::Enqueue(Slot& slot, cudaStream_t stream,
   HISTD_CUDA_RETURN_IF_ERROR(cudaEventRecord(slot.copied, stream));
   if (previous_applied != nullptr)
     HISTD_CUDA_RETURN_IF_ERROR(cudaStreamWaitEvent(stream, previous_applied, 0));
-  HISTD_RETURN_IF_ERROR(op.run(args, slot.workspace.get(), stream));
+  HISTD_RETURN_IF_ERROR(HistogramAccumulate::run(args, slot.workspace.get(), stream));
   HISTD_CUDA_RETURN_IF_ERROR(cudaEventRecord(slot.applied, stream));
   HISTD_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(slot.outflow_host.get(), slot.outflow.get(),
                                              n * sizeof(HistogramOutflow),

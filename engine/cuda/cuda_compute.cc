@@ -145,9 +145,7 @@ absl::StatusOr<HostArray> RunTranspose(const ArrayRef& input, cudaStream_t strea
     HISTD_RETURN_IF_ERROR(Transpose::can_implement(args));
     auto workspace = DeviceBuffer::Allocate(Transpose::get_workspace_size(args));
     if (!workspace.ok()) return workspace.status();
-    Transpose op;
-    HISTD_RETURN_IF_ERROR(op.initialize(args, workspace->get()));
-    HISTD_RETURN_IF_ERROR(op.run(stream));
+    HISTD_RETURN_IF_ERROR(Transpose::run(args, workspace->get(), stream));
     HISTD_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream));
   }
   return ToHost(*output, input.dtype, input.cols, input.rows, stream);
@@ -193,9 +191,7 @@ absl::StatusOr<HostArray> RunMatmul(const histd::MatmulArgs& args, cudaStream_t 
     HISTD_RETURN_IF_ERROR(Matmul::can_implement(gemm));
     auto workspace = DeviceBuffer::Allocate(Matmul::get_workspace_size(gemm));
     if (!workspace.ok()) return workspace.status();
-    Matmul op;
-    HISTD_RETURN_IF_ERROR(op.initialize(gemm, workspace->get()));
-    HISTD_RETURN_IF_ERROR(op.run(stream));
+    HISTD_RETURN_IF_ERROR(Matmul::run(gemm, workspace->get(), stream));
     HISTD_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(stream));
   }
   return ToHost(*c, DType::kF32, m, n, stream);

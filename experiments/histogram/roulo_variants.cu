@@ -4,11 +4,11 @@
 #include <cstdint>
 
 #include "absl/strings/str_format.h"
+#include "experiments/histogram/tuning_candidates.h"
 #include "kernels/common/cuda_status.h"
 #include "kernels/common/device_limits.h"
 #include "kernels/histogram/exact_bin_ops.cuh"
 #include "kernels/histogram/fast_divide.h"
-#include "kernels/histogram/tuning.h"
 
 namespace histd::cuda {
 namespace histogram {

@@ -27,16 +27,13 @@
 
 namespace histd::cuda::histogram {
 
-// Block shapes (HistogramAccumulateOptions::config with kBucketed; -1 = config 0).
+// Block shape of the bucketed kernel: two units' latency chains per SM (the candidate of
+// 1,024 threads x 1 per SM: experiments/histogram/tuning_candidates.h).
 struct BucketedConfig {
   int threads;
   int blocks_per_sm;
 };
-inline constexpr BucketedConfig kBucketedConfigs[] = {
-    {512, 2},   // 0: two units' latency chains per SM
-    {1024, 1},  // 1: half the blocks at the grid barrier, twice the threads per unit
-};
-inline constexpr int kBucketedConfigCount = static_cast<int>(sizeof(kBucketedConfigs) / sizeof(kBucketedConfigs[0]));
+inline constexpr BucketedConfig kBucketedConfig = {512, 2};
 inline constexpr uint32_t kBucketTileSamples = 2048;  // per plan tile (every config)
 inline constexpr int kBucketSliceShift = 14;         // 16K-bin slices: 32 KiB of 16-bit lanes
 inline constexpr uint32_t kBucketSliceBins = 1u << kBucketSliceShift;

@@ -1,4 +1,4 @@
-// Pieces of the deferred-miss fold (deferred_misses.cuh) that stand on their own: the
+// Pieces of the deferred-miss fold (agent_fold_deferred.cuh) that stand on their own: the
 // 16-bit-domain merge of one word and the search for a unit's work item (also a tile's, in
 // the hot-window kernel: tile_start is the same kind of prefix). Device only, no state;
 // tested apart in tests/kernels/histogram/deferred_fold_parts_test.cu.

@@ -7,15 +7,14 @@
 // samples, and whatever other work items of the same launch target the same histogram.
 // How that is proved: kernels/histogram/exact_bin_ops.cuh.
 //
-// Lifecycle (CUTLASS style; docs/development.md, "Style" 4):
-//   HistogramAccumulate op;
-//   HISTD_RETURN_IF_ERROR(op.can_implement(args));
-//   DeviceBuffer ws = DeviceBuffer::Allocate(op.get_workspace_size(args));
-//   HISTD_RETURN_IF_ERROR(op.run(args, ws.get(), stream));
+// Lifecycle (every device op's; docs/development.md, "Style" 4):
+//   HISTD_RETURN_IF_ERROR(HistogramAccumulate::can_implement(args));
+//   DeviceBuffer ws = DeviceBuffer::Allocate(HistogramAccumulate::get_workspace_size(args));
+//   HISTD_RETURN_IF_ERROR(HistogramAccumulate::run(args, ws.get(), stream));
 // run() is asynchronous on `stream`; the work list, samples, outflow and workspace must stay
 // alive and untouched until the stream reaches that point. Two launches that update the
 // same histograms must not run at the same time (order them on one stream or with
-// events): with deferred misses (the default config) or the bucketed strategy a launch
+// events): with deferred misses or the bucketed strategy a launch
 // rewrites whole 16-byte chunks of the histograms. Within one launch, any number of work
 // items may target the same histogram: items with the same `bins` pointer are the same
 // histogram (same shape and cap), and distinct histograms share at most the words at
@@ -28,8 +27,7 @@
 // byte of such a chunk outside the histogram (padding, or a neighbour's bin) keeps its
 // value (word CAS rewrites it as read; chunks are stored whole only inside the histogram).
 //
-// Thread safety: a HistogramAccumulate holds no state; any object may be used from any
-// thread, concurrently.
+// Thread safety: stateless; any thread may call.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -64,16 +62,9 @@ enum class HistogramStrategy : uint8_t {
   kAuto,        // the production choice (kernels/histogram/tuning.h): kBucketed for launches of at
                 // most kAutoBucketedMaxSamples samples and kBucketMaxItems items; kGlobalOnly
                 // for other launches of at most kAutoGlobalOnlyMaxSamples; else kHotWindow
-                // with kDefaultHotWindowConfig
-  kHotWindow,   // hot window of 16-bit on-chip counters (per block or per cluster) + exact
-                // global misses, applied at once or deferred (configs with defer_misses)
+  kHotWindow,   // hot window of 16-bit on-chip counters per block (kHotWindowConfig) + exact
+                // global misses, deferred to range-sorted records folded by a second kernel
   kGlobalOnly,  // no window: every sample is an exact global byte update (the 'blocking CAS' idea)
-  kClusterResident,  // a thread-block cluster holds the whole histogram on chip (distributed
-                     // shared memory); config indexes kClusterResidentConfigs. One cluster
-                     // owns each (histogram, pass): items with the same `bins` pointer are
-                     // folded together, and histograms must not overlap except for sharing
-                     // a word at their ends. At most kClusterResidentMaxItems items; the
-                     // 32-bit-lane config needs total_samples < 2^32.
   kBucketed,    // one cooperative launch: tiles counting-sorted by 16K-bin slice (interleaved
                 // 64-bin granules of aligned histograms) into
                 // records, a grid barrier, then each (histogram, slice) counted on chip and
@@ -81,18 +72,17 @@ enum class HistogramStrategy : uint8_t {
                 // items with the same `bins` pointer are one histogram (same shape and cap).
 };
 
-// Knobs for tests and benchmarks; defaults are the production choice.
+// Knobs of the production kernels for tests and benchmarks; defaults are the production
+// choice. Other configurations, strategies and benchmark probes: histd::experiments
+// (experiments/histogram/histogram_variants.h).
 struct HistogramAccumulateOptions {
   HistogramStrategy strategy = HistogramStrategy::kAuto;
-  int config = -1;               // index into kHotWindowConfigs (kernels/histogram/tuning.h), into
-                                 // kClusterResidentConfigs with kClusterResident, or into
-                                 // kBucketedConfigs with kBucketed; -1 = default
   uint32_t tile_samples = 0;     // samples per block tile; 0 = chosen per launch
                                  // (ChooseTileSamples, kernels/histogram/tuning.h)
   uint32_t max_window_bins = 0;  // clamp the hot window (tests force misses); 0 = capacity
   int miss_guess = -1;           // misses: 0 load + CAS, 1 CAS guessing 0 first; -1 = default
-  uint32_t defer_bins_per_miss = 0;  // configs that defer misses: a tile defers when its item
-                                     // is predicted to miss at least once per this many bins;
+  uint32_t defer_bins_per_miss = 0;  // a tile defers its misses when its item is predicted
+                                     // to miss at least once per this many bins;
                                      // 0 = kDeferMinMissesPerBinInverse (deferred_layout.h)
   bool work_by_value = true;     // kBucketed: take HistogramAccumulateArgs::host_work as a
                                  // kernel parameter when given and small enough; false: read the
@@ -103,15 +93,6 @@ struct HistogramAccumulateOptions {
   uint32_t bucket_slice_bins = 0;  // kBucketed: 0 = chosen per launch (ChooseBucketSliceShift);
                                    // 16384, or 8192 wherever it applies (launches of <= 32
                                    // items on histograms of <= 2M bins): tests and benchmarks
-  uint32_t bench_probe = 0;      // benchmark phase probes (tile_view.cuh); results WRONG
-  unsigned long long* bench_timeline = nullptr;  // benchmark: when set, kTimelineStamps
-                                 // globaltimer stamps per plan tile (tile_view.cuh), device;
-                                 // kBucketed: kBucketBlockStamps per block (agent_bucketed.cuh)
-  unsigned long long* bench_fold_timeline = nullptr;  // the same for the deferred fold:
-                                 // kFoldTimelineStamps per (item, range) unit (deferred_misses.cuh);
-                                 // kBucketed: kBucketUnitStamps per (histogram, slice) unit
-  unsigned long long* bench_window_timeline = nullptr;  // the same for the window kernel:
-                                 // kWindowTimelineStamps per block (tile_windows.cuh)
 };
 
 struct HistogramAccumulateArgs {
@@ -136,21 +117,17 @@ class HistogramAccumulate {
   // INVALID_ARGUMENT naming the problem when the launch cannot be made. The work items
   // themselves are on the device and are trusted (validated by the host that built them);
   // when host_work is given, its shapes are checked here.
-  absl::Status can_implement(const HistogramAccumulateArgs& args) const;
+  static absl::Status can_implement(const HistogramAccumulateArgs& args);
   // Bytes of device scratch run() needs (0 when work_count == 0).
-  size_t get_workspace_size(const HistogramAccumulateArgs& args) const;
+  static size_t get_workspace_size(const HistogramAccumulateArgs& args);
   // Enqueues the work on `stream`. Every launch is checked; errors carry the CUDA name.
-  absl::Status run(const HistogramAccumulateArgs& args, void* workspace, cudaStream_t stream);
+  static absl::Status run(const HistogramAccumulateArgs& args, void* workspace, cudaStream_t stream);
   // Whether run() takes the bucketed strategy: kBucketed, or kAuto for small launches
   // (kernels/histogram/tuning.h). Benchmarks ask it to read the right timeline.
   static bool UsesBucketed(const HistogramAccumulateArgs& args);
   // Whether run() takes the work list from host_work as a kernel parameter and never reads
   // `work` (whose contents may then be left stale).
   static bool TakesWorkByValue(const HistogramAccumulateArgs& args);
-
- private:
-  // kClusterResident, or kAuto where the dispatch rule (kernels/histogram/tuning.h) picks it.
-  static bool UsesClusterResident(const HistogramAccumulateArgs& args);
 };
 
 }  // namespace histd::cuda

@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "kernels/common/bench_timeline.cuh"
-#include "kernels/histogram/block_window_select.cuh"
+#include "kernels/histogram/block/block_window_select.cuh"
 #include "kernels/histogram/deferred_layout.h"
 #include "kernels/histogram/exact_bin_ops.cuh"
 #include "kernels/histogram/fast_divide.h"
@@ -15,13 +15,13 @@
 
 namespace histd::cuda::histogram {
 
-// Benchmark-only probes (HistogramAccumulateOptions::bench_probe); results are wrong.
+// Benchmark-only probes (DispatchProbes, set only by histd::experiments); results are wrong.
 inline constexpr uint32_t kProbeDropMisses = 1;   // misses are not applied
 inline constexpr uint32_t kProbeSkipMerge = 2;    // the window is not merged
 inline constexpr uint32_t kProbeSkipDeferredFold = 4;  // deferred records are not folded
 inline constexpr uint32_t kProbeDropDeferred = 8;  // full queues are dropped, not recorded
 
-// Benchmark-only timeline (HistogramAccumulateOptions::bench_timeline; StampTimeline in
+// Benchmark-only timeline (DispatchProbes, histd::experiments; StampTimeline in
 // kernels/common/bench_timeline.cuh): kTimelineStamps per plan tile: tile start, item
 // and window read, lanes cleared, stream done (thread 0's loop), queues drained, window
 // merged, tile end. The stamps after a barrier mark thread 0's arrival there (its timer
@@ -29,12 +29,12 @@ inline constexpr uint32_t kProbeDropDeferred = 8;  // full queues are dropped, n
 inline constexpr int kTimelineStamps = 7;
 
 // What the hot-window kernel needs to start a plan tile: its work item, its window and
-// whether its misses are deferred; chosen by ChooseTileWindowsKernel (tile_windows.cuh)
+// whether its misses are deferred; chosen by ChooseTileWindowsKernel (agent_tile_windows.cuh)
 // before the hot-window kernel runs. 32 bytes per plan tile in the workspace.
 struct alignas(16) TileWindow {
   Window window;    // wh == 0: no window (every sample misses)
   uint32_t item;    // the work item that owns the tile
-  uint32_t defers;  // 1: the tile's misses are sorted into records (deferred_misses.cuh)
+  uint32_t defers;  // 1: the tile's misses are sorted into records (warp_defer_misses.cuh)
   uint32_t staged;  // 1: the window's counts are staged for the second kernel (StagesWindow)
   uint32_t pad;
 };
@@ -46,7 +46,7 @@ struct HotWindowParams {
   const uint32_t* samples;
   HistogramOutflow* outflow;
   const uint32_t* tile_start;  // work_count + 1 entries: exclusive prefix of tiles per item
-  const TileWindow* windows;   // one per plan tile (tile_windows.cuh)
+  const TileWindow* windows;   // one per plan tile (agent_tile_windows.cuh)
   uint32_t tile_samples;       // per block; a cluster's tile is cluster * tile_samples
   uint32_t bench_probe;
   unsigned long long* bench_timeline;  // null unless benchmarking (StampTimeline)

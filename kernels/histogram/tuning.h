@@ -16,7 +16,7 @@ struct HotWindowConfig {
   uint32_t tile_samples;   // samples a block folds per tile
   int cluster;             // blocks per thread-block cluster sharing one window merge
   bool defer_misses = false;  // misses go to range-sorted records in the workspace and are
-                              // folded on chip by a second kernel (deferred_misses.cuh)
+                              // folded on chip by a second kernel (agent_fold_deferred.cuh)
 };
 
 // Each warp owns a queue of this many missed bins (shared memory), drained whenever one more
@@ -28,25 +28,13 @@ static_assert(kMissQueueEntries >= 2 * 32 * kSamplesPerLaneRound, "queue holds t
 // loop around it (ptxas, sm_90, 64-register cap); 4 does not.
 inline constexpr int kMissApplyWidth = 4;
 
-// Candidates; the benchmark measures every one ("exact config N" rows). H100, us per
-// histogram Roulo / uniform / single bin, service us per launch, tiles by ChooseTileSamples:
-//   0: 10.39 / 88.6 / 1.85, 783      1: 8.95 / 74.5 / 1.87, 790      2: 11.50 / 95.9 / 2.55, 1,095
-//   3: 8.46 / 54.0 / 2.60, 963       4: 10.09 / 71.6 / 2.74, 1,887
-//   5 (the default): 3.99 / 8.16 / 1.92, 800                        6: 4.34 / 10.11 / 1.90, 794
-// Shared memory per block = window_bins * 2 + warps * kMissQueueEntries * 4.
-inline constexpr HotWindowConfig kHotWindowConfigs[] = {
-    {512, 2, 40 * 1024, 1u << 16, 1},   // 0: 80 KiB counters + 32 KiB queues, two blocks/SM
-    {1024, 1, 64 * 1024, 1u << 17, 1},  // 1: 128 KiB counters + 64 KiB queues, one block/SM
-    {512, 2, 40 * 1024, 1u << 16, 4},   // 2: as 0, windows merged per cluster of 4
-    {1024, 1, 64 * 1024, 1u << 17, 4},  // 3: as 1, windows merged per cluster of 4
-    {512, 2, 40 * 1024, 1u << 15, 8},   // 4: half tiles, windows merged per cluster of 8
-    // Deferred misses (the sort's scratch lives in the miss queues):
-    {1024, 1, 64 * 1024, 1u << 18, 1, true},  // 5: as 1 with 2^18-sample tiles
-    {512, 2, 40 * 1024, 1u << 16, 1, true},   // 6: as 0
-};
-inline constexpr int kHotWindowConfigCount =
-    static_cast<int>(sizeof(kHotWindowConfigs) / sizeof(kHotWindowConfigs[0]));
-inline constexpr int kDefaultHotWindowConfig = 5;
+// The production configuration (experiments/histogram/tuning_candidates.h holds the
+// candidates it was picked from). H100, us per histogram Roulo / uniform / single bin 3.99 /
+// 8.16 / 1.92, service 800 us a launch (the next best, candidate 6: 4.34 / 10.11 / 1.90, 794). 128 KiB
+// of 16-bit counters + 64 KiB of miss queues, one 1,024-thread block per SM, 2^18-sample
+// tiles (ChooseTileSamples picks the launch's own), misses deferred (the sort's scratch lives
+// in the miss queues).
+inline constexpr HotWindowConfig kHotWindowConfig = {1024, 1, 64 * 1024, 1u << 18, 1, true};
 // The default tile (HistogramAccumulateOptions::tile_samples == 0) is chosen per launch by
 // ChooseTileSamples below, among powers of two from kMinAdaptiveTileSamples to
 // kMaxAdaptiveTileSamples. H100, 64 x 2^20 samples, us per histogram Roulo / uniform / single
@@ -89,7 +77,7 @@ inline constexpr uint32_t ChooseTileSamples(uint32_t config_tile, int cluster, u
   }
   return best;
 }
-// ---- deferred misses (configs with defer_misses; deferred_misses.cuh) -------------------
+// ---- deferred misses (configs with defer_misses; warp_defer_misses.cuh, agent_fold_deferred.cuh) ---
 // A warp whose miss queue fills sorts it by bin range (kDeferRangeBins bins each) into a
 // record in the workspace instead of applying it; a second kernel folds each (work item,
 // range) on chip in 16-bit lanes and merges the range once. Histograms of more than
@@ -115,7 +103,7 @@ inline constexpr uint32_t kPendingSlots = 4096;
 // Staged windows: a deferring tile writes its window's clamped counts to the workspace (one
 // slot of window_bins bytes per plan tile, for the first kStagedWindowSlots tiles of a
 // launch) instead of merging them with word CAS at its end, and the second kernel adds them
-// to the range under the range's lock with plain loads and stores (deferred_misses.cuh,
+// to the range under the range's lock with plain loads and stores (agent_fold_deferred.cuh,
 // MergeStagedWindows). H100, Roulo: merging every tile's window by word CAS at the kernel's end
 // costs ~12 us a tile and ~6 us of CAS traffic draining before the second kernel can start;
 // with staging, the probe without any window merge measures 3.90 against 3.98 us.
@@ -129,53 +117,6 @@ inline constexpr uint32_t kMaxStagedTilesPerItem = 4;
 // either way): off.
 inline constexpr bool kDefaultMissGuessZero = false;
 
-// ---- cluster-resident variant (agent_cluster_resident.cuh) ---------------------------
-// A thread-block cluster keeps the WHOLE histogram (or 1/passes of it) on chip, spread
-// over its blocks' shared memory in 256-bin granules (granule g -> block g % cluster), and
-// every sample is applied to the owning block's lanes through distributed shared memory.
-enum class ResidentLane : uint8_t {
-  k8Cas,     // one-byte lanes, remote load + CAS loop on the word, never above cap
-  k16Gated,  // 16-bit lanes, remote read; red.add only while the lane reads < cap
-  k32Red,    // 32-bit lanes, unconditional red.add; clamped to cap at write-out
-};
-
-struct ClusterResidentConfig {
-  int threads;               // per block (one block per SM)
-  int cluster;               // blocks per cluster: 8 (portable) or 16 (non-portable)
-  ResidentLane lane;
-  int pending;               // remote updates one thread issues back to back
-  uint32_t lane_smem_bytes;  // dynamic shared memory of lanes per block
-  bool warp_dedup;           // combine a warp's samples of one bin first (__match_any_sync)
-  bool guess_zero = false;   // k8Cas: first CAS guesses the word is 0 (no remote load)
-};
-
-// Candidates, all exact (bench rows "cluster-resident N"). Lanes per pass:
-// cluster * lane_smem_bytes / lane bytes; Roulo's 2M bins take 1 pass (configs 0, 5),
-// 2 (configs 1, 3) or 3 (configs 2, 4, 6); every pass streams all samples of the histogram.
-// H100, Roulo us per histogram: 0: 316, 1: 109, 2: 64.3, 3: 142, 4: 149, 5: 318, 6: 105, 7: 372.
-inline constexpr ClusterResidentConfig kClusterResidentConfigs[] = {
-    {1024, 16, ResidentLane::k8Cas, 4, 200 * 1024, false},     // 0: 3.2M bins per pass
-    {1024, 16, ResidentLane::k16Gated, 2, 200 * 1024, false},  // 1: 1.6M bins per pass
-    {1024, 16, ResidentLane::k32Red, 8, 200 * 1024, false},    // 2: 0.8M bins per pass
-    {1024, 8, ResidentLane::k8Cas, 4, 200 * 1024, false},      // 3: 1.6M bins per pass
-    {1024, 8, ResidentLane::k16Gated, 4, 200 * 1024, false},   // 4: 0.8M bins per pass
-    {1024, 16, ResidentLane::k8Cas, 4, 200 * 1024, true},      // 5: as 0, warp-combined
-    {1024, 16, ResidentLane::k32Red, 8, 200 * 1024, true},     // 6: as 2, warp-combined
-    {1024, 16, ResidentLane::k8Cas, 4, 200 * 1024, false, true},  // 7: as 0, CAS guessing 0
-};
-inline constexpr int kClusterResidentConfigCount =
-    static_cast<int>(sizeof(kClusterResidentConfigs) / sizeof(kClusterResidentConfigs[0]));
-inline constexpr int kDefaultClusterResidentConfig = 0;
-// Work lists longer than this are refused (the planner pairs items of one histogram in
-// O(n^2) inside one block, with the histogram pointers in shared memory).
-inline constexpr int kClusterResidentMaxItems = 4096;
-// Dispatch rule for kAuto (off: H100, Roulo 64-372 us per histogram against 3.98 for the
-// default): the variant pays a clear + merge of the whole histogram per (histogram, pass) and
-// wins only where the samples per histogram are many; the host sees no bin counts (the work
-// list lives on the device), so the rule is stated per work item: at least 2^19 samples per item on average
-// (Roulo: 2^20 per item, yes; service: 2^16 per item over 2M bins, no) and at most
-// kClusterResidentMaxItems items.
-inline constexpr bool kAutoPicksClusterResident = false;
 
 // Dispatch rule for kAuto, after the bucketed rule below (so: work lists of more than
 // kBucketMaxItems items): launches of at most this many samples skip the window and update
@@ -186,7 +127,7 @@ inline constexpr bool kAutoPicksClusterResident = false;
 // with its default staging buffers (8 MiB = 2^21 samples; --staging_buffer_bytes up to
 // 16 MiB keeps them under this bound). H100, us per launch of 1 / 8 / 16 messages of 2^18
 // samples, one histogram each, clustered | uniform: global only 54.9 / 66.3 / 93.1 | 33.8 /
-// 47.1 / 69.9, windowed config 5 88.5 / 97.9 / 91.0 | 47.6 / 60.0 / 84.1. At 64 x 2^20
+// 47.1 / 69.9, windowed (kHotWindowConfig) 88.5 / 97.9 / 91.0 | 47.6 / 60.0 / 84.1. At 64 x 2^20
 // samples the window wins: Roulo 3.98 against 18.5 us per histogram, single bin 1.92 against 39.8.
 inline constexpr uint64_t kAutoGlobalOnlyMaxSamples = uint64_t{1} << 22;
 // Dispatch rule for kAuto, checked first: launches of at most this many samples and at most
@@ -197,11 +138,6 @@ inline constexpr uint64_t kAutoGlobalOnlyMaxSamples = uint64_t{1} << 22;
 // / 128.9 | 12.7 / 66.1 / 126.1. At 64 x 2^20 samples the window wins: Roulo 3.98 against
 // 9.67 us per histogram, single bin 1.92 against 15.4, service 788 against 1,957 us a launch.
 inline constexpr uint64_t kAutoBucketedMaxSamples = uint64_t{1} << 22;
-inline constexpr uint64_t kClusterResidentMinSamplesPerItem = uint64_t{1} << 19;
-inline constexpr bool PreferClusterResident(uint64_t total_samples, int work_count) {
-  return work_count > 0 && work_count <= kClusterResidentMaxItems &&
-         total_samples / static_cast<uint64_t>(work_count) >= kClusterResidentMinSamplesPerItem;
-}
 
 // Window choice: a coarse grid of at most kGridRows x kGridCols cells counts a strided
 // sample of the tile; the densest rectangle of cells that fits the window wins.
@@ -217,10 +153,5 @@ static_assert(kWindowProbeSamples % kWindowProbeRun == 0, "whole runs");
 // the block. H100, 256 / 512 / 1,024 threads: Roulo 4.02-4.03 / 4.02 / 4.04-4.05 us, service
 // 779-785 / 781-797 / 809-813 us a launch (1,024 spills at 64 registers).
 inline constexpr int kWindowThreads = 512;
-
-// Roulo's variants (seed 003, docs/references.md): one block of this many threads per
-// histogram part, and a 16-bit shared-memory hot window of this many bins for V5/V6 (96 KiB).
-inline constexpr int kRouloThreads = 1024;
-inline constexpr uint32_t kRouloWindowBins = 48 * 1024;
 
 }  // namespace histd::cuda::histogram

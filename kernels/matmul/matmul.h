@@ -1,12 +1,10 @@
 // FP32 matrix product on the GPU: C = alpha * A * B + beta * C, row-major, host entry point
-// (CUTLASS-style lifecycle).
+// (the device ops' lifecycle, docs/development.md, "Style" 4).
 //
 //   histd::cuda::MatmulArgs args{m, n, k, 1.0f, d_a, lda, d_b, ldb, 0.0f, d_c, ldc};
 //   HISTD_RETURN_IF_ERROR(histd::cuda::Matmul::can_implement(args));
 //   DeviceBuffer ws = ...Allocate(histd::cuda::Matmul::get_workspace_size(args));
-//   histd::cuda::Matmul op;
-//   HISTD_RETURN_IF_ERROR(op.initialize(args, ws.get()));
-//   HISTD_RETURN_IF_ERROR(op.run(stream));
+//   HISTD_RETURN_IF_ERROR(histd::cuda::Matmul::run(args, ws.get(), stream));
 //
 // Contract: A is m x k (row r at A + r * lda), B is k x n (row at B + r * ldb), C is m x n
 // (row at C + r * ldc); lda >= k, ldb >= n, ldc >= n (a leading dimension may be anything when
@@ -27,10 +25,14 @@
 //   * kSmallM    m <= 16 (one row, a few rows): a streaming kernel over B with split-k.
 //   * kSmallN    n <= 8 and m larger: one warp per row of A, shuffled dot products.
 //   * kSeedNaive, kSeedTiled: seed 001's kernels (docs/references.md), for the benchmark table.
+// The production op runs the path and split-k its dispatch resolves (Resolve: small-m,
+// small-n, or the SIMT tile of kPreferredLargeTile, 128x64, 64x128 or 64x64); forcing a path
+// or a split (the seed's kernels and the other 128x128 tiles among them) is an experiment
+// (experiments/matmul/matmul_paths.h).
 // Small problems (few tiles for 132 SMs) split k over several blocks: partial sums in the
 // workspace, added in a fixed order by a finalize kernel.
 //
-// Thread safety: Matmul objects are not shared; the static functions are thread-safe.
+// Thread safety: stateless; any thread may call.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -71,7 +73,8 @@ enum class MatmulPath {
 const char* MatmulPathName(MatmulPath path);
 
 // What runs: a path and a split-k factor (k is cut into `split_k` ranges whose partial sums
-// go to the workspace and are added in order by a second kernel). Zeros mean "choose".
+// go to the workspace and are added in order by a second kernel). Zeros mean "choose"
+// (Matmul::choice(); experiments force them).
 struct MatmulChoice {
   MatmulPath path = MatmulPath::kAuto;
   int split_k = 0;  // 0: choose; 1: no split; forced values apply to kSimt* and kSmallM
@@ -81,22 +84,14 @@ class Matmul {
  public:
   // OK when the op can run on args; INVALID_ARGUMENT naming the problem otherwise.
   static absl::Status can_implement(const MatmulArgs& args);
-  // Device workspace bytes run() needs for this shape and path (split-k partial sums).
-  static size_t get_workspace_size(const MatmulArgs& args, MatmulChoice choice = {});
-  // Validates, resolves the choice (path and split-k), keeps the workspace pointer, which
-  // must hold get_workspace_size(args, choice) bytes, 256-byte aligned (null when that is 0).
-  absl::Status initialize(const MatmulArgs& args, void* workspace = nullptr, MatmulChoice choice = {});
-  // Enqueues the product on `stream` and checks every launch.
-  absl::Status run(cudaStream_t stream);
-
-  // The resolved choice (after initialize).
-  MatmulChoice choice() const { return choice_; }
-
- private:
-  MatmulArgs args_{};
-  MatmulChoice choice_{};
-  void* workspace_ = nullptr;
-  bool initialized_ = false;
+  // Device workspace bytes run() needs for this shape (split-k partial sums).
+  static size_t get_workspace_size(const MatmulArgs& args);
+  // The path and split-k run() takes for (valid, non-empty) args.
+  static MatmulChoice ChosenChoice(const MatmulArgs& args);
+  // Validates, resolves the path and split-k, and enqueues the product on `stream`, checking
+  // every launch. `workspace` holds get_workspace_size(args) bytes, 256-byte aligned (null
+  // when that is 0).
+  static absl::Status run(const MatmulArgs& args, void* workspace, cudaStream_t stream);
 };
 
 }  // namespace histd::cuda

@@ -13,7 +13,7 @@
 
 #include <cstdint>
 
-#include "kernels/matmul/block_gemm.cuh"
+#include "kernels/matmul/block/block_gemm.cuh"
 
 namespace histd::cuda::matmul_detail {
 
@@ -119,7 +119,8 @@ __global__ void __launch_bounds__(256, kRows >= 16 ? 1 : 2) SmallMKernel(GemmPar
 }
 
 // C[r][c] = alpha * sum_s partial[s][r][c] + beta * C[r][c], s in order.
-__global__ void __launch_bounds__(256) SplitKFinalizeKernel(GemmParams p, const float* partial, int splits) {
+// static: a kernel of every translation unit that launches it (production and experiments).
+static __global__ void __launch_bounds__(256) SplitKFinalizeKernel(GemmParams p, const float* partial, int splits) {
   const int64_t total = p.m * p.n;
   for (int64_t idx = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; idx < total;
        idx += int64_t{gridDim.x} * blockDim.x) {

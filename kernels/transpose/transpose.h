@@ -1,12 +1,11 @@
-// Out-of-place matrix transpose on the GPU: host entry point (CUTLASS-style lifecycle).
+// Out-of-place matrix transpose on the GPU: host entry point (the device ops' lifecycle,
+// docs/development.md, "Style" 4).
 //
 //   histd::cuda::TransposeArgs args;
 //   args.in = d_in; args.out = d_out; args.elem_bytes = 1; args.rows = 256; args.cols = 8192;
 //   HISTD_RETURN_IF_ERROR(histd::cuda::Transpose::can_implement(args));
 //   size_t ws = histd::cuda::Transpose::get_workspace_size(args);   // always 0 today
-//   histd::cuda::Transpose op;
-//   HISTD_RETURN_IF_ERROR(op.initialize(args, /*workspace=*/nullptr));
-//   HISTD_RETURN_IF_ERROR(op.run(stream));
+//   HISTD_RETURN_IF_ERROR(histd::cuda::Transpose::run(args, /*workspace=*/nullptr, stream));
 //
 // Contract: for every b < batch, r < rows, c < cols
 //   out[b * out_batch_stride + c * out_pitch + r] = in[b * in_batch_stride + r * in_pitch + c]
@@ -17,7 +16,11 @@
 // Pointers are device pointers. The op is asynchronous on `stream`; errors come back as
 // absl::Status carrying the CUDA error's name.
 //
-// Paths (chosen by the dispatch, tunings in kernels/transpose/tuning.h):
+// Paths (TransposePath; tunings in kernels/transpose/tuning.h). The production op runs the
+// one its dispatch chooses (transpose.cu, ChoosePath: the strided copy, bytes async 256x256
+// 2 stages, bytes16x4 streaming, the bytes4x4 tile of tuning.h's kBytesTile, and the 64 x 64
+// scalar tile with or without grouping and 4 blocks/SM); forcing any path, the others among
+// them, is an experiment (experiments/transpose/transpose_paths.h). The families:
 //   * kStridedCopy   rows == 1 or cols == 1: a transpose is a (strided) copy.
 //   * kBytes4x4      1-byte elements, 4-byte aligned rows: each thread loads 4x4-byte blocks as
 //                    words, transposes them in registers (__byte_perm), tile through shared.
@@ -32,7 +35,7 @@
 //                    per access; *Pipelined: a persistent grid whose blocks load the next tile
 //                    while they store the current one (chosen for 16-byte aligned 4-byte rows).
 //
-// Thread safety: Transpose objects are not shared; the static functions are thread-safe.
+// Thread safety: stateless; any thread may call.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -58,8 +61,9 @@ struct TransposeArgs {
   int64_t out_batch_stride = 0;  // elements between output matrices; 0 means cols * out_pitch
 };
 
-// Which kernel runs. kAuto lets the dispatch choose; the others force one (benchmarks and
-// tests), and run() fails with INVALID_ARGUMENT where the forced path cannot take the args.
+// Which kernel runs. kAuto lets the dispatch choose; the others name one (Transpose::path(),
+// and the experiments' forced paths, which fail with INVALID_ARGUMENT where the path cannot
+// take the args).
 enum class TransposePath {
   kAuto,
   kStridedCopy,
@@ -131,23 +135,11 @@ class Transpose {
   static absl::Status can_implement(const TransposeArgs& args);
   // Device workspace bytes run() needs (0: no path uses any).
   static size_t get_workspace_size(const TransposeArgs& args);
-  // Validates args, resolves defaults and picks the path. `workspace` may be null when
-  // get_workspace_size is 0.
-  absl::Status initialize(const TransposeArgs& args, void* workspace = nullptr,
-                          TransposePath path = TransposePath::kAuto);
-  // Enqueues the transpose on `stream` and checks the launch.
-  absl::Status run(cudaStream_t stream);
-
-  TransposePath path() const { return path_; }
-
- private:
-  TransposeArgs args_{};
-  TransposePath path_ = TransposePath::kAuto;
-  bool initialized_ = false;
+  // The path run() takes for (valid) args; kAuto when the problem is empty.
+  static TransposePath ChosenPath(const TransposeArgs& args);
+  // Validates args, picks the path and enqueues the transpose on `stream`, checking the
+  // launch. `workspace` may be null when get_workspace_size is 0.
+  static absl::Status run(const TransposeArgs& args, void* workspace, cudaStream_t stream);
 };
-
-// Convenience: can_implement + initialize + run in one call.
-absl::Status RunTranspose(const TransposeArgs& args, cudaStream_t stream,
-                          TransposePath path = TransposePath::kAuto);
 
 }  // namespace histd::cuda

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "experiments/histogram/tuning_candidates.h"
+
 namespace histd::cuda::histogram {
 namespace {
 
@@ -131,7 +133,7 @@ TEST(BucketedLayout, InterleavedChunksAreWhole) {
 }
 
 TEST(BucketedLayout, ConfigsFitTheTileAndTheLanes) {
-  for (const BucketedConfig& c : kBucketedConfigs) {
+  for (const BucketedConfig& c : kBucketedCandidates) {  // production's included
     EXPECT_EQ(kBucketTileSamples % static_cast<uint32_t>(c.threads), 0u) << c.threads;
     EXPECT_GE(static_cast<uint32_t>(c.threads), kBucketMaxSlices) << "one slice counter per thread";
     EXPECT_EQ(kBucketMaxItems % c.threads, 0) << "whole items per thread in the plan";

@@ -87,11 +87,11 @@ void LaunchOnStorage(std::vector<Case>& cases, const std::vector<std::vector<uin
   args.outflow = d_out.as<cuda::HistogramOutflow>();
   args.total_samples = samples.size();
   args.options = options;
-  cuda::HistogramAccumulate op;
-  ASSERT_TRUE(op.can_implement(args).ok());
-  auto ws = cuda::DeviceBuffer::Allocate(op.get_workspace_size(args)).value();
+  using cuda::HistogramAccumulate;
+  ASSERT_TRUE(HistogramAccumulate::can_implement(args).ok());
+  auto ws = cuda::DeviceBuffer::Allocate(HistogramAccumulate::get_workspace_size(args)).value();
   if (ws.bytes() != 0) PoisonDevice(ws.get(), ws.bytes());
-  const absl::Status st = op.run(args, ws.get(), nullptr);
+  const absl::Status st = HistogramAccumulate::run(args, ws.get(), nullptr);
   ASSERT_TRUE(st.ok()) << st;
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
 }

@@ -16,8 +16,6 @@
 namespace histd::testing {
 namespace {
 
-using cuda::HistogramAccumulateOptions;
-
 HostHistogram MakeHist(uint32_t rows, uint32_t cols, uint8_t cap) {
   HostHistogram h;
   h.rows = rows;
@@ -306,51 +304,54 @@ TEST(CudaHistogramAccumulate, EmptyWorkListsAreNoOps) {
 
 TEST(CudaHistogramAccumulate, CanImplementRejectsBadArguments) {
   HISTD_REQUIRE_GPU();
-  cuda::HistogramAccumulate op;
+  using cuda::HistogramAccumulate;
   cuda::HistogramAccumulateArgs a;
-  EXPECT_TRUE(op.can_implement(a).ok());  // nothing to do
-  EXPECT_EQ(op.get_workspace_size(a), 0u);
+  EXPECT_TRUE(HistogramAccumulate::can_implement(a).ok());  // nothing to do
+  EXPECT_EQ(HistogramAccumulate::get_workspace_size(a), 0u);
   a.work_count = -1;
-  EXPECT_EQ(op.can_implement(a).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(HistogramAccumulate::can_implement(a).code(), absl::StatusCode::kInvalidArgument);
   a.work_count = 3;  // null work list
-  EXPECT_EQ(op.can_implement(a).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(HistogramAccumulate::can_implement(a).code(), absl::StatusCode::kInvalidArgument);
   auto fake = reinterpret_cast<cuda::HistogramWork*>(uintptr_t{256});
   a.work = fake;
   a.outflow = reinterpret_cast<cuda::HistogramOutflow*>(uintptr_t{512});
   a.total_samples = 10;  // samples null
-  EXPECT_EQ(op.can_implement(a).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(HistogramAccumulate::can_implement(a).code(), absl::StatusCode::kInvalidArgument);
   a.samples = reinterpret_cast<const uint32_t*>(uintptr_t{1024});
-  EXPECT_TRUE(op.can_implement(a).ok());
-  EXPECT_GE(op.get_workspace_size(a), 4 * sizeof(uint32_t));
-  a.options.config = 99;
-  EXPECT_EQ(op.can_implement(a).code(), absl::StatusCode::kInvalidArgument);
-  a.options.config = -1;
+  EXPECT_TRUE(HistogramAccumulate::can_implement(a).ok());
+  EXPECT_GE(HistogramAccumulate::get_workspace_size(a), 4 * sizeof(uint32_t));
+  cuda::HistogramVariantOptions unknown;  // a configuration no candidate has
+  unknown.config = 99;
+  EXPECT_EQ(cuda::HistogramVariant::can_implement(a, unknown).code(), absl::StatusCode::kInvalidArgument);
+  unknown.strategy = cuda::HistogramStrategy::kBucketed;
+  unknown.config = cuda::histogram::kBucketedCandidateCount;
+  EXPECT_EQ(cuda::HistogramVariant::can_implement(a, unknown).code(), absl::StatusCode::kInvalidArgument);
   a.options.tile_samples = 5;
-  EXPECT_EQ(op.can_implement(a).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(HistogramAccumulate::can_implement(a).code(), absl::StatusCode::kInvalidArgument);
   a.options.tile_samples = 0;
   a.options.defer_bins_per_miss = (1u << 24) + 1;
-  EXPECT_EQ(op.can_implement(a).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(HistogramAccumulate::can_implement(a).code(), absl::StatusCode::kInvalidArgument);
   a.options.defer_bins_per_miss = 1u << 24;
-  EXPECT_TRUE(op.can_implement(a).ok());
+  EXPECT_TRUE(HistogramAccumulate::can_implement(a).ok());
   a.options.bucket_slice_bins = 4096;
-  EXPECT_EQ(op.can_implement(a).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(HistogramAccumulate::can_implement(a).code(), absl::StatusCode::kInvalidArgument);
   a.options.bucket_slice_bins = 8192;
-  EXPECT_TRUE(op.can_implement(a).ok());
+  EXPECT_TRUE(HistogramAccumulate::can_implement(a).ok());
   a.options.bucket_slice_bins = 0;
   // The bucketed strategy keeps its items' prefixes on chip: at most kBucketMaxItems. kAuto
   // then takes the hot-window path instead.
   a.options = {};
   a.options.strategy = cuda::HistogramStrategy::kBucketed;
   a.work_count = cuda::histogram::kBucketMaxItems + 1;
-  const absl::Status too_many = op.can_implement(a);
+  const absl::Status too_many = HistogramAccumulate::can_implement(a);
   EXPECT_EQ(too_many.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(too_many.message().find("at most"), std::string_view::npos) << too_many;
   a.options.strategy = cuda::HistogramStrategy::kAuto;
-  EXPECT_TRUE(op.can_implement(a).ok());
+  EXPECT_TRUE(HistogramAccumulate::can_implement(a).ok());
   a.work_count = cuda::histogram::kBucketMaxItems;
   a.options.strategy = cuda::HistogramStrategy::kBucketed;
-  EXPECT_TRUE(op.can_implement(a).ok());
-  EXPECT_GE(op.get_workspace_size(a), size_t{cuda::histogram::kBucketRecordBytes} * cuda::histogram::kBucketMaxItems);
+  EXPECT_TRUE(HistogramAccumulate::can_implement(a).ok());
+  EXPECT_GE(HistogramAccumulate::get_workspace_size(a), size_t{cuda::histogram::kBucketRecordBytes} * cuda::histogram::kBucketMaxItems);
   // A host copy of the work list has its shapes checked: at most kMaxHistogramBins bins.
   a.options = {};
   a.work_count = 2;
@@ -360,13 +361,13 @@ TEST(CudaHistogramAccumulate, CanImplementRejectsBadArguments) {
   host[1].rows = 1;
   host[1].cols = 1;
   a.host_work = host;
-  EXPECT_TRUE(op.can_implement(a).ok()) << op.can_implement(a);
+  EXPECT_TRUE(HistogramAccumulate::can_implement(a).ok()) << HistogramAccumulate::can_implement(a);
   host[1].cols = (1u << 31) + 1;
-  const absl::Status big = op.can_implement(a);
+  const absl::Status big = HistogramAccumulate::can_implement(a);
   EXPECT_EQ(big.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(big.message().find("work item 1 is 1 x 2147483649"), std::string_view::npos) << big;
   host[1].cols = 0;
-  EXPECT_EQ(op.can_implement(a).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(HistogramAccumulate::can_implement(a).code(), absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace

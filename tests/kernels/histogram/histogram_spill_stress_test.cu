@@ -77,7 +77,7 @@ TEST(CudaHistogramSpillStress, HotWordsOutsideTheWindow) {
     items.push_back(std::move(it));
   }
   const HarnessResult want = RunReference({h}, items);
-  cuda::HistogramAccumulateOptions o;
+  cuda::HistogramVariantOptions o;
   o.strategy = cuda::HistogramStrategy::kHotWindow;  // kAuto skips the window this small
   o.max_window_bins = 4096;
   ExpectSameResult(want, RunHarness({h}, items, o), "two hot words, window 4096");
@@ -101,12 +101,12 @@ TEST(CudaHistogramSpillStress, SixteenBitLanesNeverCarry) {
   one.histogram = 1;
   one.words.assign(hits, 0);
   const HarnessResult want = RunReference(hists, {both, one});
-  cuda::HistogramAccumulateOptions big_tiles;
+  cuda::HistogramVariantOptions big_tiles;
   big_tiles.strategy = cuda::HistogramStrategy::kHotWindow;
   big_tiles.tile_samples = 1u << 24;  // one block takes all 2^23 hits of an item
   ExpectSameResult(want, RunHarness(hists, {both, one}, big_tiles), "lanes, one tile");
   ExpectSameResult(want, RunHarness(hists, {both, one}, {}), "lanes, default tiles");
-  cuda::HistogramAccumulateOptions bucketed;  // a unit of 2^23 entries: accept-by-old-value lanes
+  cuda::HistogramVariantOptions bucketed;  // a unit of 2^23 entries: accept-by-old-value lanes
   bucketed.strategy = cuda::HistogramStrategy::kBucketed;
   ExpectSameResult(want, RunHarness(hists, {both, one}, bucketed), "lanes, bucketed");
 }

@@ -1,7 +1,8 @@
 // Shared pieces of the histogram GPU tests: an independent CPU reference (plain loops with
 // saturation), and a harness that packs histograms and sample batches into device buffers
 // the way the CUDA engine will (any byte offsets, histograms back to back so that words
-// straddle neighbours), runs HistogramAccumulate, and compares bit for bit.
+// straddle neighbours), runs HistogramVariant (HistogramAccumulate itself for the production options), and
+// compares bit for bit.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -14,6 +15,8 @@
 #include <string>
 #include <vector>
 
+#include "experiments/histogram/histogram_variants.h"
+#include "experiments/histogram/tuning_candidates.h"
 #include "kernels/common/device_buffer.h"
 #include "kernels/histogram/histogram_accumulate.h"
 #include "kernels/histogram/tuning.h"
@@ -85,7 +88,7 @@ struct HarnessResult {
 // empty; without it, a failed run() fails the test.
 inline HarnessResult RunHarness(const std::vector<HostHistogram>& hists,
                                 const std::vector<HostItem>& items,
-                                const cuda::HistogramAccumulateOptions& options,
+                                const cuda::HistogramVariantOptions& options,
                                 uint32_t bins_misalign = 0, uint32_t sample_gap = 0,
                                 absl::Status* run_status = nullptr) {
   HarnessResult out;
@@ -139,13 +142,12 @@ inline HarnessResult RunHarness(const std::vector<HostHistogram>& hists,
   args.samples = d_samples.as<uint32_t>();
   args.outflow = work.empty() ? nullptr : d_out.as<cuda::HistogramOutflow>();
   args.total_samples = total;
-  args.options = options;
-  cuda::HistogramAccumulate op;
-  EXPECT_TRUE(op.can_implement(args).ok());
-  const size_t ws_bytes = op.get_workspace_size(args);
+  using cuda::HistogramVariant;
+  EXPECT_TRUE(HistogramVariant::can_implement(args, options).ok());
+  const size_t ws_bytes = HistogramVariant::get_workspace_size(args, options);
   auto ws = cuda::DeviceBuffer::Allocate(ws_bytes).value();
   if (ws_bytes) PoisonDevice(ws.get(), ws_bytes);
-  const absl::Status st = op.run(args, ws.get(), nullptr);
+  const absl::Status st = HistogramVariant::run(args, options, ws.get(), nullptr);
   if (run_status != nullptr) {
     *run_status = st;
     if (!st.ok()) {
@@ -224,19 +226,19 @@ inline void ExpectSameResult(const HarnessResult& want, const HarnessResult& got
 // The option sets every exact test sweeps: production default, each config (clustered
 // ones included), the window-less and bucketed strategies, misses guessing 0 first, and windows clamped
 // small so that misses and window edges abound (one of them clustered, with many tiles).
-inline std::vector<std::pair<std::string, cuda::HistogramAccumulateOptions>> ExactOptionSweep() {
-  std::vector<std::pair<std::string, cuda::HistogramAccumulateOptions>> v;
+inline std::vector<std::pair<std::string, cuda::HistogramVariantOptions>> ExactOptionSweep() {
+  std::vector<std::pair<std::string, cuda::HistogramVariantOptions>> v;
   v.push_back({"default", {}});
-  for (int c = 0; c < cuda::histogram::kHotWindowConfigCount; ++c) {
-    cuda::HistogramAccumulateOptions o;
+  for (int c = 0; c < cuda::histogram::kHotWindowCandidateCount; ++c) {
+    cuda::HistogramVariantOptions o;
     o.strategy = cuda::HistogramStrategy::kHotWindow;
     o.config = c;
     v.push_back({"config" + std::to_string(c), o});
   }
-  cuda::HistogramAccumulateOptions g;
+  cuda::HistogramVariantOptions g;
   g.strategy = cuda::HistogramStrategy::kGlobalOnly;
   v.push_back({"global_only", g});
-  cuda::HistogramAccumulateOptions b;
+  cuda::HistogramVariantOptions b;
   b.strategy = cuda::HistogramStrategy::kBucketed;
   v.push_back({"bucketed", b});  // up to kBucketInlineItems items: the work list by value
   b.work_by_value = false;
@@ -251,39 +253,39 @@ inline std::vector<std::pair<std::string, cuda::HistogramAccumulateOptions>> Exa
   v.push_back({"bucketed_8k_contiguous_slices", b});
   // Every set below asks for the window explicitly: kAuto takes the bucketed strategy for
   // launches as small as most tests make.
-  cuda::HistogramAccumulateOptions z;
+  cuda::HistogramVariantOptions z;
   z.strategy = cuda::HistogramStrategy::kHotWindow;
   z.miss_guess = 1;
   z.max_window_bins = 4096;
   v.push_back({"guess_zero_window4096", z});
   for (uint32_t w : {1u, 77u, 4096u}) {
-    cuda::HistogramAccumulateOptions o;
+    cuda::HistogramVariantOptions o;
     o.strategy = cuda::HistogramStrategy::kHotWindow;
     o.max_window_bins = w;
     o.tile_samples = 1024;
     v.push_back({"window" + std::to_string(w) + "_tile1024", o});
   }
-  for (int c = 0; c < cuda::histogram::kHotWindowConfigCount; ++c) {
-    if (!cuda::histogram::kHotWindowConfigs[c].defer_misses) continue;
+  for (int c = 0; c < cuda::histogram::kHotWindowCandidateCount; ++c) {
+    if (!cuda::histogram::kHotWindowCandidates[c].defer_misses) continue;
     for (uint32_t w : {77u, 4096u}) {  // many misses, many small records, small tiles
-      cuda::HistogramAccumulateOptions o;
+      cuda::HistogramVariantOptions o;
       o.strategy = cuda::HistogramStrategy::kHotWindow;
       o.config = c;
       o.max_window_bins = w;
       o.tile_samples = 1024;
       v.push_back({"deferred_config" + std::to_string(c) + "_window" + std::to_string(w) + "_tile1024", o});
     }
-    cuda::HistogramAccumulateOptions g;
+    cuda::HistogramVariantOptions g;
     g.strategy = cuda::HistogramStrategy::kGlobalOnly;  // every sample deferred
     g.config = c;
     v.push_back({"deferred_config" + std::to_string(c) + "_no_window", g});
   }
-  cuda::HistogramAccumulateOptions sparse;  // every tile defers, however few its misses
+  cuda::HistogramVariantOptions sparse;  // every tile defers, however few its misses
   sparse.strategy = cuda::HistogramStrategy::kHotWindow;
   sparse.max_window_bins = 4096;
   sparse.defer_bins_per_miss = 1u << 24;
   v.push_back({"default_window4096_sparse_misses_deferred", sparse});
-  cuda::HistogramAccumulateOptions cl;
+  cuda::HistogramVariantOptions cl;
   cl.strategy = cuda::HistogramStrategy::kHotWindow;
   cl.config = 4;  // clustered windows (cluster of 8)
   cl.max_window_bins = 77;
@@ -294,7 +296,7 @@ inline std::vector<std::pair<std::string, cuda::HistogramAccumulateOptions>> Exa
   // every kernel once and each deferral and bucketing path, about half the sets.
   const char* sweep = std::getenv("HISTD_GPU_TEST_SWEEP");
   if (sweep != nullptr && std::string(sweep) == "lean") {
-    std::vector<std::pair<std::string, cuda::HistogramAccumulateOptions>> lean;
+    std::vector<std::pair<std::string, cuda::HistogramVariantOptions>> lean;
     for (auto& o : v) {
       const std::string& n = o.first;
       if (n.rfind("config", 0) == 0 || n == "global_only" || n == "bucketed" || n == "bucketed_contiguous_slices" ||

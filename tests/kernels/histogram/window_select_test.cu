@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "kernels/common/device_buffer.h"
-#include "kernels/histogram/block_window_select.cuh"
+#include "kernels/histogram/block/block_window_select.cuh"
 #include "tests/kernels/gpu_test_util.h"
 #include "tests/kernels/histogram/histogram_test_util.h"
 

@@ -14,6 +14,7 @@
 #include <tuple>
 #include <vector>
 
+#include "experiments/matmul/matmul_paths.h"
 #include "kernels/common/device_buffer.h"
 #include "kernels/matmul/matmul.h"
 #include "tests/kernels/gpu_test_util.h"
@@ -108,15 +109,13 @@ void RunOn(const HostProblem& h, MatmulChoice choice) {
   args.c = dc->as<float>() + g.c_off;
   args.ldc = ldc;
   ASSERT_TRUE(Matmul::can_implement(args).ok()) << Matmul::can_implement(args);
-  const size_t ws_bytes = Matmul::get_workspace_size(args, choice);
+  const size_t ws_bytes = MatmulWithChoice::get_workspace_size(args, choice);
   auto ws = DeviceBuffer::Allocate(ws_bytes);
   ASSERT_TRUE(ws.ok());
   if (ws_bytes > 0) testing::PoisonDevice(ws->get(), ws_bytes);
-  Matmul op;
-  const absl::Status init = op.initialize(args, ws->get(), choice);
-  ASSERT_TRUE(init.ok()) << init;
-  if (choice.split_k > 1 && ws_bytes == 0) EXPECT_EQ(op.choice().split_k, 1);
-  ASSERT_TRUE(op.run(nullptr).ok());
+  if (choice.split_k > 1 && ws_bytes == 0) EXPECT_EQ(MatmulWithChoice::Resolved(args, choice).split_k, 1);
+  const absl::Status ran = MatmulWithChoice::run(args, choice, ws->get(), nullptr);
+  ASSERT_TRUE(ran.ok()) << ran;
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
 
   std::vector<float> got(h.c0.size());
@@ -185,9 +184,8 @@ TEST(CudaMatmul, ZeroSizedDimensions) {
     for (const MatmulChoice& c : ChoicesFor(g)) RunOn(h, c);
   }
   MatmulArgs empty;  // m = n = 0: null pointers are fine
-  Matmul op;
-  EXPECT_TRUE(op.initialize(empty).ok());
-  EXPECT_TRUE(op.run(nullptr).ok());
+  EXPECT_TRUE(Matmul::can_implement(empty).ok());
+  EXPECT_TRUE(Matmul::run(empty, nullptr, nullptr).ok());
 }
 
 TEST(CudaMatmul, LargeOddShapesAndLeadingDims) {
@@ -236,12 +234,10 @@ TEST(CudaMatmul, DeterministicBits) {
                                MatmulChoice{MatmulPath::kSmallM, 8}}) {
     std::vector<float> first, now(m * n);
     for (int rep = 0; rep < 3; ++rep) {
-      auto ws = DeviceBuffer::Allocate(Matmul::get_workspace_size(args, c));
+      auto ws = DeviceBuffer::Allocate(MatmulWithChoice::get_workspace_size(args, c));
       ASSERT_TRUE(ws.ok());
       testing::PoisonDevice(dc->get(), m * n * 4);
-      Matmul op;
-      ASSERT_TRUE(op.initialize(args, ws->get(), c).ok());
-      ASSERT_TRUE(op.run(nullptr).ok());
+      ASSERT_TRUE(MatmulWithChoice::run(args, c, ws->get(), nullptr).ok());
       ASSERT_EQ(cudaMemcpy(now.data(), dc->get(), m * n * 4, cudaMemcpyDeviceToHost), cudaSuccess);
       if (rep == 0) first = now;
       EXPECT_EQ(std::memcmp(first.data(), now.data(), m * n * 4), 0) << MatmulPathName(c.path);
@@ -274,16 +270,15 @@ TEST(CudaMatmul, RejectsBadArguments) {
   bad = ok;
   bad.b = nullptr;
   EXPECT_EQ(Matmul::can_implement(bad).code(), absl::StatusCode::kInvalidArgument);
-  Matmul op;
-  EXPECT_EQ(op.run(nullptr).code(), absl::StatusCode::kFailedPrecondition);
   MatmulArgs wide = ok;
   wide.n = 9;
   wide.ldb = wide.ldc = 9;
-  EXPECT_EQ(op.initialize(wide, nullptr, {MatmulPath::kSmallN, 1}).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(MatmulWithChoice::can_implement(wide, {MatmulPath::kSmallN, 1}).code(), absl::StatusCode::kInvalidArgument);
   // Split-k without its workspace.
   const MatmulArgs deep{64, 64, 8192, 1.0f, p, 8192, p, 64, 0.0f, p, 64};
-  EXPECT_GT(Matmul::get_workspace_size(deep, {MatmulPath::kSimt64x64, 4}), 0u);
-  EXPECT_EQ(op.initialize(deep, nullptr, {MatmulPath::kSimt64x64, 4}).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_GT(MatmulWithChoice::get_workspace_size(deep, {MatmulPath::kSimt64x64, 4}), 0u);
+  EXPECT_EQ(MatmulWithChoice::run(deep, {MatmulPath::kSimt64x64, 4}, nullptr, nullptr).code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace

@@ -13,8 +13,9 @@
 #include <tuple>
 #include <vector>
 
-#include "kernels/common/device_buffer.h"
 #include "experiments/transpose/seed_transpose.h"
+#include "experiments/transpose/transpose_paths.h"
+#include "kernels/common/device_buffer.h"
 #include "kernels/transpose/transpose.h"
 #include "tests/kernels/gpu_test_util.h"
 
@@ -82,9 +83,8 @@ void RunCase(const Case& c, uint64_t seed) {
   args.out_batch_stride = out_bs;
   ASSERT_TRUE(Transpose::can_implement(args).ok()) << Transpose::can_implement(args);
   EXPECT_EQ(Transpose::get_workspace_size(args), 0u);
-  Transpose op;
-  ASSERT_TRUE(op.initialize(args, nullptr, c.path).ok()) << op.initialize(args, nullptr, c.path);
-  ASSERT_TRUE(op.run(nullptr).ok());
+  const absl::Status ran = TransposeWithPath::run(args, c.path, nullptr, nullptr);
+  ASSERT_TRUE(ran.ok()) << ran;
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
 
   std::vector<uint8_t> got(out_elems * eb);
@@ -175,8 +175,7 @@ TEST(CudaTranspose, EveryPathOnAwkwardShapes) {
         // Tight pitches as well (register paths only where tight is aligned).
         c.in_pad = c.out_pad = 0;
         const TransposeArgs probe{reinterpret_cast<void*>(256), reinterpret_cast<void*>(1 << 20), eb, rows, cols};
-        Transpose op;
-        if (!vec || op.initialize(probe, nullptr, path).ok()) RunCase(c, ++seed);
+        if (!vec || TransposeWithPath::can_implement(probe, path).ok()) RunCase(c, ++seed);
         if (::testing::Test::HasFailure()) return;
       }
     }
@@ -268,8 +267,8 @@ TEST(CudaTranspose, Bytes16RefusesRowsNotSixteenByteAligned) {
   ASSERT_TRUE(buf.ok());
   TransposeArgs a{buf->get(), buf->as<char>() + (1 << 19), 1, 256, 260};  // in pitch 260 = 4 mod 16
   for (const TransposePath path : Bytes16Paths()) {
-    Transpose op;
-    EXPECT_EQ(op.initialize(a, nullptr, path).code(), absl::StatusCode::kInvalidArgument) << TransposePathName(path);
+    EXPECT_EQ(TransposeWithPath::can_implement(a, path).code(), absl::StatusCode::kInvalidArgument)
+        << TransposePathName(path);
   }
   Case c;
   c.elem_bytes = 1;
@@ -292,7 +291,7 @@ TEST(CudaTranspose, ZeroSizedIsANoOp) {
     RunCase(c, 7);
   }
   TransposeArgs null_args;  // empty shapes accept null pointers
-  EXPECT_TRUE(RunTranspose(null_args, nullptr).ok());
+  EXPECT_TRUE(Transpose::run(null_args, nullptr, nullptr).ok());
 }
 
 TEST(CudaTranspose, BatchedPitchedUnaligned) {
@@ -360,11 +359,9 @@ TEST(CudaTranspose, RejectsBadArguments) {
   bad.batch = 2;
   bad.out_batch_stride = 100;  // output matrices would overlap
   EXPECT_EQ(Transpose::can_implement(bad).code(), absl::StatusCode::kInvalidArgument);
-  Transpose op;
-  EXPECT_EQ(op.initialize(a, nullptr, TransposePath::kBytes4x4).code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(op.initialize(a, nullptr, TransposePath::kStridedCopy).code(), absl::StatusCode::kInvalidArgument);
-  Transpose fresh;
-  EXPECT_EQ(fresh.run(nullptr).code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(TransposeWithPath::can_implement(a, TransposePath::kBytes4x4).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(TransposeWithPath::can_implement(a, TransposePath::kStridedCopy).code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 TEST(CudaTranspose, SeedVariantsMatchOnOddShapes) {

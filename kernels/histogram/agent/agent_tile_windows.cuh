@@ -1,5 +1,5 @@
 // The hot windows of a launch's plan tiles, chosen by their own kernel before the
-// hot-window kernel runs (ChooseTileWindowsKernel, histogram_accumulate.cu).
+// hot-window kernel runs (ChooseTileWindowsKernel, dispatch/kernel_histogram.cuh).
 //
 // Why a kernel of its own: choosing a tile's window (block_window_select.cuh) is a probe
 // of the tile's samples and a few thousand instructions per thread of grid scans and shape
@@ -13,12 +13,12 @@
 
 #include <cstdint>
 
-#include "kernels/histogram/block_window_select.cuh"
+#include "kernels/histogram/block/block_window_select.cuh"
 #include "kernels/histogram/deferred_fold_parts.cuh"
 #include "kernels/histogram/deferred_layout.h"
 #include "kernels/histogram/histogram_accumulate.h"
-#include "kernels/histogram/tuning.h"
 #include "kernels/histogram/tile_view.cuh"
+#include "kernels/histogram/tuning.h"
 
 namespace histd::cuda::histogram {
 

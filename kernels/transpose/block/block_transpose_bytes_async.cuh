@@ -22,9 +22,9 @@
 
 #include <cstdint>
 
-#include "kernels/transpose/block_transpose.cuh"
-#include "kernels/transpose/block_transpose_bytes16.cuh"
-#include "kernels/transpose/kernel_transpose.cuh"
+#include "kernels/transpose/block/block_transpose.cuh"
+#include "kernels/transpose/block/block_transpose_bytes16.cuh"
+#include "kernels/transpose/dispatch/kernel_transpose.cuh"
 
 namespace histd::cuda::transpose_detail {
 

@@ -1,5 +1,6 @@
-// Internal entry of the cluster-resident variant (agent_cluster_resident.cuh), called by
-// HistogramAccumulate::run for HistogramStrategy::kClusterResident. Not a public API.
+// The cluster-resident strategy (agent_cluster_resident.cuh), an experiment run through
+// HistogramVariant (histogram_variants.h, HistogramVariantOptions::cluster_resident); its
+// configurations: kClusterResidentConfigs (tuning_candidates.h).
 //
 // Workspace: ResidentWorkspaceBytes(work_count) bytes (unit plan and item chains).
 // Fails with FAILED_PRECONDITION (the message names the config, or the CUDA error) when

@@ -16,7 +16,7 @@
 
 #include <cstdint>
 
-#include "kernels/transpose/block_transpose.cuh"
+#include "kernels/transpose/block/block_transpose.cuh"
 
 namespace histd::cuda::transpose_detail {
 

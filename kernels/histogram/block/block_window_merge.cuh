@@ -136,7 +136,7 @@ __device__ void MergeWindow(const TileView& v, const LaneSources<kCluster>& src,
 // Instead of a merge: the window's counts, each lane clamped to cap (lanes may pass it,
 // CountLanes16At), written as wh x ww bytes in row order to `out` (16-byte aligned; the
 // window's width a multiple of 16: StagesWindow), with L2-cached stores for the second
-// kernel, which adds them to the bins (deferred_misses.cuh, MergeStagedWindows).
+// kernel, which adds them to the bins (agent_fold_deferred.cuh, MergeStagedWindows).
 template <int kThreads>
 __device__ void StageWindow(const TileView& v, const uint32_t* lanes, uint8_t* out) {
   const uint32_t chunks = v.wh * v.ww / 16, cap2 = v.cap * 0x00010001u;

@@ -10,13 +10,14 @@
 //
 // Cost: one round of probe loads, two scan passes over <= 2048 cells, ~6,000 summed-area
 // scores spread over the block; one block chooses one tile's window
-// (tile_windows.cuh).
+// (agent_tile_windows.cuh).
 #pragma once
 
 #include <cstdint>
 
 #include "kernels/common/bench_timeline.cuh"
 #include "kernels/histogram/tuning.h"
+#include "kernels/histogram/warp/warp_scan.cuh"
 
 namespace histd::cuda::histogram {
 
@@ -39,7 +40,7 @@ __host__ __device__ inline Window FitWindow(uint32_t rows, uint32_t cols, uint32
   // rows start on word boundaries (cols % 4 == 0), keep the window's columns on whole
   // words too, so that its merge takes the fast path (block_window_merge.cuh); on whole
   // 16-byte chunks when rows start on them (cols % 16 == 0) and the window is that wide,
-  // so that a deferring tile may stage it (StagesWindow, tile_windows.cuh).
+  // so that a deferring tile may stage it (StagesWindow, agent_tile_windows.cuh).
   ww = capacity / wh;
   if (ww > cols) ww = cols;
   const uint32_t align = cols % 16 == 0 && ww >= 16 ? 16u : cols % 4 == 0 && ww >= 4 ? 4u : 1u;
@@ -97,15 +98,6 @@ __host__ __device__ inline bool ShapeOf(int s, const CoarseGrid& g, uint32_t cap
 }
 inline constexpr int kWindowShapes = 7;
 
-__device__ __forceinline__ uint32_t WarpInclusiveSum(uint32_t x, int lane) {
-#pragma unroll
-  for (int off = 1; off < 32; off <<= 1) {
-    const uint32_t y = __shfl_up_sync(0xffffffffu, x, off);
-    if (lane >= off) x += y;
-  }
-  return x;
-}
-
 // One pass of a summed-area table, block-wide: each of `lines` lines of cells (rows or
 // columns) is cut into kRuns runs of 8 cells; a thread sums its run, the run's kRuns lanes
 // scan the sums, and the thread writes its cells' inclusive prefixes. Cell k of line l is
@@ -149,7 +141,7 @@ struct WindowShape {
 };
 
 // Benchmark-only stamps per block of the window kernel (StampTimeline, null in production):
-// 0 entry, 1 planned, 2 the tile's item found (tile_windows.cuh and its kernel), 3 grid and
+// 0 entry, 1 planned, 2 the tile's item found (agent_tile_windows.cuh and its kernel), 3 grid and
 // shapes set up, 4 probes counted, 5 summed-area table built, 6 placements scored, 7 the
 // winner decoded (SelectWindow), 8 the block's last window written.
 inline constexpr int kWindowTimelineStamps = 9;

@@ -1,4 +1,4 @@
-// The cluster-resident variant (HistogramStrategy::kClusterResident, every config of
+// The cluster-resident experiment (HistogramVariantOptions::cluster_resident, every config of
 // kClusterResidentConfigs) against the independent CPU reference, bit for bit: Roulo's
 // clustered workload and uniform (one and several passes), every sample on one bin under
 // caps 1/2/254/255 (first, last and middle bins), accumulation into non-zero and poisoned
@@ -20,7 +20,7 @@
 namespace histd::testing {
 namespace {
 
-using cuda::HistogramAccumulateOptions;
+using cuda::HistogramVariantOptions;
 namespace hg = cuda::histogram;
 
 HostHistogram Hist(uint32_t rows, uint32_t cols, uint8_t cap, int start_mode, std::mt19937_64& rng) {
@@ -52,8 +52,8 @@ void CompareResident(const std::vector<HostHistogram>& hists, const std::vector<
                      const std::string& what, uint32_t misalign = 0, uint32_t gap = 0) {
   const HarnessResult want = RunReference(hists, items);
   for (int c = 0; c < hg::kClusterResidentConfigCount; ++c) {
-    HistogramAccumulateOptions o;
-    o.strategy = cuda::HistogramStrategy::kClusterResident;
+    HistogramVariantOptions o;
+    o.cluster_resident = true;
     o.config = c;
     const std::string name = what + " [resident config " + std::to_string(c) + "] seed " + std::to_string(TestSeed());
     absl::Status st;
@@ -210,27 +210,28 @@ TEST(CudaHistogramClusterResident, HistogramOfSeveralPasses) {
 
 TEST(CudaHistogramClusterResident, CanImplementAndDispatchRule) {
   HISTD_REQUIRE_GPU();
-  cuda::HistogramAccumulate op;
+  using cuda::HistogramVariant;
   cuda::HistogramAccumulateArgs a;
   a.work = reinterpret_cast<cuda::HistogramWork*>(uintptr_t{256});
   a.outflow = reinterpret_cast<cuda::HistogramOutflow*>(uintptr_t{512});
   a.samples = reinterpret_cast<const uint32_t*>(uintptr_t{1024});
   a.work_count = 3;
   a.total_samples = 10;
-  a.options.strategy = cuda::HistogramStrategy::kClusterResident;
-  EXPECT_TRUE(op.can_implement(a).ok());
-  EXPECT_GE(op.get_workspace_size(a), (2 * 3 + 1) * sizeof(uint32_t));
-  a.options.config = hg::kClusterResidentConfigCount;
-  EXPECT_EQ(op.can_implement(a).code(), absl::StatusCode::kInvalidArgument);
-  a.options.config = -1;
+  HistogramVariantOptions o;
+  o.cluster_resident = true;
+  EXPECT_TRUE(HistogramVariant::can_implement(a, o).ok());
+  EXPECT_GE(HistogramVariant::get_workspace_size(a, o), (2 * 3 + 1) * sizeof(uint32_t));
+  o.config = hg::kClusterResidentConfigCount;
+  EXPECT_EQ(HistogramVariant::can_implement(a, o).code(), absl::StatusCode::kInvalidArgument);
+  o.config = -1;
   a.work_count = hg::kClusterResidentMaxItems + 1;
-  EXPECT_EQ(op.can_implement(a).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(HistogramVariant::can_implement(a, o).code(), absl::StatusCode::kInvalidArgument);
   a.work_count = 3;
   for (int c = 0; c < hg::kClusterResidentConfigCount; ++c) {
-    a.options.config = c;
+    o.config = c;
     a.total_samples = uint64_t{1} << 32;
     const bool wide = hg::kClusterResidentConfigs[c].lane == hg::ResidentLane::k32Red;
-    EXPECT_EQ(op.can_implement(a).ok(), !wide) << "config " << c;
+    EXPECT_EQ(HistogramVariant::can_implement(a, o).ok(), !wide) << "config " << c;
   }
   // The dispatch rule: Roulo-shaped lists qualify, service-shaped ones do not.
   EXPECT_TRUE(hg::PreferClusterResident(64ull << 20, 64));

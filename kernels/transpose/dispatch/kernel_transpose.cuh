@@ -5,8 +5,8 @@
 
 #include <cstdint>
 
-#include "kernels/transpose/block_transpose.cuh"
-#include "kernels/transpose/block_transpose_bytes16.cuh"
+#include "kernels/transpose/block/block_transpose.cuh"
+#include "kernels/transpose/block/block_transpose_bytes16.cuh"
 
 namespace histd::cuda::transpose_detail {
 

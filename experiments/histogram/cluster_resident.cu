@@ -1,17 +1,17 @@
 // The cluster-resident variant's planner and thin __global__ shells, and its launch
 // (cluster dimension, non-portable size 16, shared-memory budget checked at compile time).
-#include "kernels/histogram/cluster_resident.h"
+#include "experiments/histogram/cluster_resident.h"
 
 #include <cub/block/block_scan.cuh>
 
 #include <cstdint>
 
 #include "absl/strings/str_format.h"
+#include "experiments/histogram/agent_cluster_resident.cuh"
+#include "experiments/histogram/tuning_candidates.h"
 #include "kernels/common/cuda_status.h"
-#include "kernels/common/device_limits.h"
 #include "kernels/common/dependent_launch.cuh"
-#include "kernels/histogram/agent_cluster_resident.cuh"
-#include "kernels/histogram/tuning.h"
+#include "kernels/common/device_limits.h"
 
 namespace histd::cuda::histogram {
 namespace {

@@ -33,10 +33,10 @@
 
 #include <cstdint>
 
-#include "kernels/histogram/cluster_resident_geometry.h"
+#include "experiments/histogram/cluster_resident_geometry.h"
+#include "experiments/histogram/tuning_candidates.h"
 #include "kernels/histogram/exact_bin_ops.cuh"
 #include "kernels/histogram/histogram_accumulate.h"
-#include "kernels/histogram/tuning.h"
 #include "kernels/histogram/tile_view.cuh"
 
 namespace histd::cuda::histogram {

@@ -4,10 +4,10 @@
 
 #include <cstdint>
 
-#include "kernels/histogram/deferred_misses.cuh"
 #include "kernels/histogram/exact_bin_ops.cuh"
-#include "kernels/histogram/tuning.h"
 #include "kernels/histogram/tile_view.cuh"
+#include "kernels/histogram/tuning.h"
+#include "kernels/histogram/warp/warp_defer_misses.cuh"
 
 namespace histd::cuda::histogram {
 

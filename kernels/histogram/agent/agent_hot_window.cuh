@@ -3,7 +3,7 @@
 //
 // Per tile (a run of <= tile_samples samples of one work item):
 //   1. read the tile's hot window, chosen from the tile's own samples before this kernel
-//      (tile_windows.cuh, block_window_select.cuh);
+//      (agent_tile_windows.cuh, block_window_select.cuh);
 //   2. clear the window's 16-bit counters in shared memory;
 //   3. stream the samples once from DRAM (16-byte loads, the next round's loads issued
 //      before this round is folded, evict-first so that the histograms stay in L2); a
@@ -14,7 +14,7 @@
 //      exact saturating byte updates per lane in flight (MergeWordsAt: load, CAS);
 //      (configs with defer_misses: a full queue is sorted by bin range into a record in
 //      the workspace instead, and a second kernel folds the records on chip:
-//      deferred_misses.cuh);
+//      warp_defer_misses.cuh, agent_fold_deferred.cuh);
 //   4. apply (or defer) what is left in the queues, then merge the window's non-zero words into the
 //      histogram (MergeWordsAt: saturating add), or, when the tile's misses are deferred and
 //      its window staged (StagesWindow), write the window's clamped counts to the workspace
@@ -30,12 +30,12 @@
 
 #include <cstdint>
 
-#include "kernels/histogram/block_window_merge.cuh"
+#include "kernels/histogram/block/block_window_merge.cuh"
 #include "kernels/histogram/deferred_fold_parts.cuh"
 #include "kernels/histogram/exact_bin_ops.cuh"
-#include "kernels/histogram/tuning.h"
 #include "kernels/histogram/tile_view.cuh"
-#include "kernels/histogram/warp_miss_queue.cuh"
+#include "kernels/histogram/tuning.h"
+#include "kernels/histogram/warp/warp_miss_queue.cuh"
 
 namespace histd::cuda::histogram {
 
@@ -179,7 +179,7 @@ __device__ __forceinline__ void SyncGroup() {
 // With kCluster > 1, the blocks of a cluster take a cluster tile (kCluster consecutive
 // block tiles of one item) together: the same window, chosen from the whole cluster tile,
 // block `rank` folds the rank-th block tile, and the windows are merged once per cluster.
-// kDefers: the config defers misses (deferred_misses.cuh).
+// kDefers: the config defers misses (warp_defer_misses.cuh).
 template <int kThreads, int kCluster, bool kDefers>
 __device__ void HotWindowBlock(const HotWindowParams& p, uint32_t* lanes, uint32_t lane_words,
                                uint32_t* queues) {
@@ -205,7 +205,7 @@ __device__ void HotWindowBlock(const HotWindowParams& p, uint32_t* lanes, uint32
   const uint64_t group_tile = uint64_t{p.tile_samples} * kCluster;
   for (uint32_t t = group; t < total_tiles; t += groups) {
     StampTimeline<kTimelineStamps>(p.bench_timeline, t, 0);
-    if (tid == 0) {  // the tile's item and window, chosen before this kernel (tile_windows.cuh)
+    if (tid == 0) {  // the tile's item and window, chosen before this kernel (agent_tile_windows.cuh)
       const TileWindow tw = p.windows[t];
       const int lo = static_cast<int>(tw.item);
       tile.item_index = lo;

@@ -26,13 +26,13 @@
 
 #include "kernels/common/async_copy.cuh"
 #include "kernels/common/bench_timeline.cuh"
-#include "kernels/histogram/block_window_select.cuh"  // WarpInclusiveSum
+#include "kernels/histogram/block/block_merge_chunks.cuh"
 #include "kernels/histogram/bucketed_layout.h"
 #include "kernels/histogram/deferred_fold_parts.cuh"
-#include "kernels/histogram/deferred_misses.cuh"
 #include "kernels/histogram/exact_bin_ops.cuh"
 #include "kernels/histogram/histogram_accumulate.h"
 #include "kernels/histogram/tile_view.cuh"
+#include "kernels/histogram/warp/warp_scan.cuh"
 
 namespace histd::cuda::histogram {
 
@@ -51,7 +51,7 @@ struct BucketedParams {
   bool by_value;
   bool interleave;  // HistogramAccumulateOptions::interleave_slices
   // The launch's slice shift, kBucketSliceShift or kBucketSmallSliceShift, chosen on the host
-  // (BucketedSliceShift, histogram_accumulate.cu) from the work list by value.
+  // (BucketedSliceShift, dispatch/dispatch_histogram.cuh) from the work list by value.
   int slice_shift;
   HistogramWork inline_work[kBucketInlineItems];
 };
@@ -89,7 +89,7 @@ __device__ __forceinline__ BucketSliceMap SliceMapOf(const HistogramWork& w, boo
 }
 
 // The 16-byte chunks of slice `slice` of w's histogram, for MergeChunks and the staging
-// (the interface of RangeChunks, deferred_misses.cuh). Contiguous: the slice's RangeChunks.
+// (the interface of RangeChunks, block_merge_chunks.cuh). Contiguous: the slice's RangeChunks.
 // Interleaved: chunk t holds lanes 16t .. 16t + 15, i.e. 16 consecutive bins from
 // Bin(slice, 16t), a multiple of 16 inside one granule (the histogram is aligned), cut at
 // the histogram's end: every chunk but the histogram's last (when its bins are not a

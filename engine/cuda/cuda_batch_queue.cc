@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "kernels/common/cuda_status.h"
 #include "engine/cuda/cuda_histogram.h"
+#include "engine/cuda/histogram_ops.h"
 #include "engine/thread_name.h"
 
 namespace histd::cuda {
@@ -111,12 +112,22 @@ absl::Status CudaBatchQueue::Enqueue(Slot& slot, cudaStream_t stream,
                                          const std::vector<IngestItem>& items) {
   HISTD_RETURN_IF_ERROR(CheckIngestItems(staging, items));
   HISTD_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));
-  size_t used_bytes = 0;
+  size_t used_bytes = 0, staged_bytes = 0;
   uint64_t samples = 0;
-  for (const IngestItem& item : items) {
-    used_bytes = std::max(used_bytes, item.byte_offset + item.count * SampleBytes(item.kind));
+  std::vector<IndexGuardItem> guard;
+  for (size_t i = 0; i < items.size(); ++i) {
+    const IngestItem& item = items[i];
+    const size_t end = item.byte_offset + item.count * SampleBytes(item.kind);
+    used_bytes = std::max(used_bytes, end);
+    if (item.region == nullptr) staged_bytes = std::max(staged_bytes, end);
+    if (item.region != nullptr && item.kind == SampleKind::kBinIndex && item.count > 0) {
+      guard.push_back(IndexGuardItem{item.byte_offset / 4, item.count,
+                                     static_cast<uint32_t>(item.histogram->shape().bins()),
+                                     static_cast<uint32_t>(i)});
+    }
     samples += item.count;
   }
+  slot.guarded = !guard.empty();
   slot.samples_in_batch = samples;
   slot.bytes_in_batch = used_bytes;
   const size_t n = items.size();
@@ -125,6 +136,10 @@ absl::Status CudaBatchQueue::Enqueue(Slot& slot, cudaStream_t stream,
   HISTD_RETURN_IF_ERROR(Grow(slot.outflow, n * sizeof(HistogramOutflow)));
   HISTD_RETURN_IF_ERROR(GrowPinned(slot.work_host, n * sizeof(HistogramWork)));
   HISTD_RETURN_IF_ERROR(GrowPinned(slot.outflow_host, n * sizeof(HistogramOutflow)));
+  if (slot.guarded) {
+    HISTD_RETURN_IF_ERROR(Grow(slot.guard_counts, n * sizeof(unsigned long long)));
+    HISTD_RETURN_IF_ERROR(GrowPinned(slot.guard_counts_host, n * sizeof(unsigned long long)));
+  }
 
   HistogramWork* work = slot.work_host.as<HistogramWork>();
   for (size_t i = 0; i < n; ++i) {
@@ -155,8 +170,23 @@ absl::Status CudaBatchQueue::Enqueue(Slot& slot, cudaStream_t stream,
   HISTD_RETURN_IF_ERROR(Grow(slot.workspace, HistogramAccumulate::get_workspace_size(args)));
 
   HISTD_CUDA_RETURN_IF_ERROR(cudaEventRecord(slot.start, stream));
-  HISTD_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(slot.samples.get(), staging.data(), used_bytes,
-                                             cudaMemcpyHostToDevice, stream));
+  if (staged_bytes > 0) {
+    HISTD_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(slot.samples.get(), staging.data(), staged_bytes,
+                                               cudaMemcpyHostToDevice, stream));
+  }
+  for (const IngestItem& item : items) {  // later than the staged copy: they own their range
+    if (item.region == nullptr || item.count == 0) continue;
+    HISTD_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(
+        slot.samples.as<uint8_t>() + item.byte_offset, item.region->data() + item.region_offset,
+        item.count * SampleBytes(item.kind), cudaMemcpyHostToDevice, stream));
+  }
+  if (slot.guarded) {
+    HISTD_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(slot.guard_counts.get(), 0,
+                                               n * sizeof(unsigned long long), stream));
+    HISTD_RETURN_IF_ERROR(LaunchGuardIndices(slot.samples.as<uint32_t>(), guard.data(),
+                                             static_cast<int>(guard.size()),
+                                             slot.guard_counts.as<unsigned long long>(), stream));
+  }
   if (!HistogramAccumulate::TakesWorkByValue(args))  // else the launch carries the list itself
     HISTD_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(slot.work.get(), work, n * sizeof(HistogramWork),
                                                cudaMemcpyHostToDevice, stream));
@@ -170,6 +200,12 @@ absl::Status CudaBatchQueue::Enqueue(Slot& slot, cudaStream_t stream,
   HISTD_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(slot.outflow_host.get(), slot.outflow.get(),
                                              n * sizeof(HistogramOutflow),
                                              cudaMemcpyDeviceToHost, stream));
+  if (slot.guarded) {
+    HISTD_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(slot.guard_counts_host.get(),
+                                               slot.guard_counts.get(),
+                                               n * sizeof(unsigned long long),
+                                               cudaMemcpyDeviceToHost, stream));
+  }
   HISTD_CUDA_RETURN_IF_ERROR(cudaEventRecord(slot.finished, stream));
   return absl::OkStatus();
 }
@@ -203,6 +239,9 @@ void CudaBatchQueue::CompletionLoop() {
         results[i].x_overflow = outflow[i].x_overflow;
         results[i].y_underflow = outflow[i].y_underflow;
         results[i].y_overflow = outflow[i].y_overflow;
+        if (slot.guarded) {
+          results[i].out_of_range = slot.guard_counts_host.as<unsigned long long>()[i];
+        }
       }
       cudaEventElapsedTime(&copy_ms, slot.start, slot.copied);
       cudaEventElapsedTime(&kernel_ms, slot.copied, slot.applied);

@@ -35,6 +35,13 @@ class PinnedStagingBuffer final : public StagingBuffer {
   PinnedBuffer buffer_;
 };
 
+// A producer's region, page-locked (read-only) for the device to copy from directly.
+class PinnedHostRegion final : public HostRegion {
+ public:
+  PinnedHostRegion(const uint8_t* data, size_t bytes) : HostRegion(data, bytes) {}
+  ~PinnedHostRegion() override { cudaHostUnregister(const_cast<uint8_t*>(data())); }
+};
+
 // Thread safety: every method may be called from any thread. Work that is not ingest runs on
 // the calling thread's per-thread default stream and synchronizes it before returning, so
 // that later calls from any thread see its effects; Reset and Merge are ordered against
@@ -172,6 +179,21 @@ class CudaEngine final : public Engine {
     auto pinned = PinnedBuffer::Allocate(bytes);
     if (!pinned.ok()) return pinned.status();
     return std::unique_ptr<StagingBuffer>(new PinnedStagingBuffer(std::move(*pinned)));
+  }
+
+  // Pinned once (portable: every device's engine may copy from it), read-only as mapped.
+  // Where the device cannot register read-only memory, nullptr: the caller stages the
+  // region's samples instead.
+  absl::StatusOr<std::unique_ptr<HostRegion>> RegisterHostRegion(const uint8_t* data,
+                                                                size_t bytes) override {
+    HISTD_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));
+    const cudaError_t e = cudaHostRegister(const_cast<uint8_t*>(data), bytes,
+                                           cudaHostRegisterPortable | cudaHostRegisterReadOnly);
+    if (e != cudaSuccess) {
+      cudaGetLastError();  // not sticky: clear it, the engine goes on
+      return std::unique_ptr<HostRegion>();
+    }
+    return std::unique_ptr<HostRegion>(new PinnedHostRegion(data, bytes));
   }
 
   void Apply(const StagingBuffer& staging, std::vector<IngestItem> items,

@@ -126,6 +126,51 @@ absl::Status LaunchReadRegion(const uint8_t* bins, uint32_t cols, const ReadSpec
   return CheckLaunch("ReadRegionKernel", stream);
 }
 
+namespace {
+
+// Items by value: a batch has a few region items; more go in several launches.
+constexpr int kGuardItemsPerLaunch = 64;
+struct GuardList {
+  IndexGuardItem items[kGuardItemsPerLaunch];
+};
+static_assert(sizeof(GuardList) <= 4096, "kernel parameters are limited to 4 KiB");
+
+// blockIdx.y: the item; blocks stride over its samples.
+__global__ void GuardIndicesKernel(uint32_t* samples, GuardList list,
+                                   unsigned long long* out_of_range) {
+  const IndexGuardItem item = list.items[blockIdx.y];
+  uint32_t* s = samples + item.word_offset;
+  unsigned long long bad = 0;
+  for (uint64_t i = uint64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < item.count;
+       i += uint64_t{gridDim.x} * blockDim.x) {
+    const uint32_t v = s[i];
+    if (v >= item.bins) {
+      s[i] = v % item.bins;
+      ++bad;
+    }
+  }
+  if (bad != 0) atomicAdd(out_of_range + item.result, bad);
+}
+
+}  // namespace
+
+absl::Status LaunchGuardIndices(uint32_t* samples, const IndexGuardItem* items, int n,
+                                unsigned long long* out_of_range, cudaStream_t stream) {
+  for (int first = 0; first < n; first += kGuardItemsPerLaunch) {
+    const int count = std::min(kGuardItemsPerLaunch, n - first);
+    GuardList list{};
+    uint64_t largest = 0;
+    for (int i = 0; i < count; ++i) {
+      list.items[i] = items[first + i];
+      largest = std::max(largest, items[first + i].count);
+    }
+    const dim3 grid(GridFor(largest, kThreads * 8, 256), count);
+    GuardIndicesKernel<<<grid, kThreads, 0, stream>>>(samples, list, out_of_range);
+    HISTD_RETURN_IF_ERROR(CheckLaunch("GuardIndicesKernel", stream));
+  }
+  return absl::OkStatus();
+}
+
 absl::Status LaunchSummarize(const uint8_t* bins, uint64_t count, uint8_t cap,
                              unsigned long long* summary, cudaStream_t stream) {
   if (count == 0) return absl::OkStatus();

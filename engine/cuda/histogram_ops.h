@@ -26,6 +26,20 @@ absl::Status LaunchReadRegion(const uint8_t* bins, uint32_t cols, const ReadSpec
 absl::Status LaunchSummarize(const uint8_t* bins, uint64_t count, uint8_t cap,
                              unsigned long long* summary, cudaStream_t stream);
 
+// Zero-copy ingest's guard (docs/shm-ingest.md): samples read straight from a producer's
+// region were validated on the host, but the producer could have rewritten them since. For
+// each item, every bin index >= bins in samples[word_offset, word_offset + count) becomes
+// index % bins and is counted in out_of_range[item] (device u64, added to), so the
+// histogram kernel never sees an index out of range.
+struct IndexGuardItem {
+  uint64_t word_offset;
+  uint64_t count;
+  uint32_t bins;
+  uint32_t result;  // index into out_of_range
+};
+absl::Status LaunchGuardIndices(uint32_t* samples, const IndexGuardItem* items, int n,
+                                unsigned long long* out_of_range, cudaStream_t stream);
+
 // out[i] = float(bins[i]) for i < count: a histogram as a float32 matmul operand.
 absl::Status LaunchWidenToFloat(const uint8_t* bins, uint64_t count, float* out,
                                 cudaStream_t stream);

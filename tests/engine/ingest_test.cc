@@ -525,7 +525,7 @@ TEST_P(RegionIngestTest, RegionItemsBesideStagedItemsMatchReference) {
   absl::StatusOr<std::unique_ptr<HostRegion>> region =
       engine().RegisterHostRegion(readonly, region_bytes);
   ASSERT_TRUE(region.ok()) << region.status();
-  if (*region == nullptr) GTEST_SKIP() << "this engine stages regions (does not read them in place)";
+  ASSERT_NE(*region, nullptr) << "this engine does not read regions in place";
 
   auto a = NewHistogram(engine(), 37, 1001, 200);
   auto b = NewHistogram(engine(), 256, 4096, 255);

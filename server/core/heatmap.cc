@@ -202,6 +202,7 @@ Image DrawHeatmap(const PooledView& view, const HistogramSpec& histogram,
   image.width = options.width + f.left + f.right;
   image.height = options.height + f.top + f.bottom;
   image.pixels.assign(uint64_t{image.width} * image.height, kBackgroundIndex);
+  image.cells_repeat = view.rows < options.height || view.cols < options.width;
   const uint64_t largest = LargestValue(view);
   const ZRange range = ZRangeUpTo(largest, options);
   if (used != nullptr) *used = range;

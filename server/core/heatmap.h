@@ -87,6 +87,8 @@ HeatmapFrame FrameFor(const HeatmapOptions& options);
 struct Image {
   uint32_t width = 0, height = 0;
   std::vector<uint8_t> pixels;  // width * height indices into kPalette, row-major
+  // Some cell of the view spans several pixels (zoomed in): runs in the rows, rows repeated.
+  bool cells_repeat = false;
   Rgb at(uint32_t x, uint32_t y) const { return kPalette[pixels[uint64_t{y} * width + x]]; }
 };
 

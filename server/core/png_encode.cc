@@ -63,8 +63,13 @@ absl::StatusOr<std::string> EncodePng(const Image& image) {
   png_set_IHDR(png, info, image.width, image.height, 8, PNG_COLOR_TYPE_PALETTE,
                PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
   png_set_PLTE(png, info, palette, kPaletteSize);
-  png_set_filter(png, PNG_FILTER_TYPE_BASE, PNG_FILTER_UP);
-  png_set_compression_strategy(png, Z_RLE);
+  if (image.cells_repeat) {
+    png_set_filter(png, PNG_FILTER_TYPE_BASE, PNG_FILTER_UP);
+    png_set_compression_strategy(png, Z_RLE);
+  } else {
+    png_set_filter(png, PNG_FILTER_TYPE_BASE, PNG_FILTER_NONE);
+    png_set_compression_strategy(png, Z_HUFFMAN_ONLY);
+  }
   png_write_info(png, info);
   png_write_image(png, rows.data());
   png_write_end(png, nullptr);

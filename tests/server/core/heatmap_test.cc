@@ -137,6 +137,8 @@ TEST(HeatmapTest, EachPixelShowsItsCellAndSaturatedCellsAreRed) {
   }
   EXPECT_EQ(image.at(2, 2), kSaturatedRgb);
   EXPECT_EQ(image.at(0, 0), kViridis[0]);
+  EXPECT_TRUE(image.cells_repeat);
+  EXPECT_FALSE(DrawHeatmap(view, SpecOf(view), Bare(3, 2), nullptr).cells_repeat);
   EXPECT_EQ(image.at(4, 0), kViridis[100]);  // 100 of 255
 }
 
@@ -268,6 +270,7 @@ TEST(PngTest, EncodesEveryPixelLosslessly) {
     image.height = 11;
     image.pixels.resize(37 * 11);
     for (uint8_t& b : image.pixels) b = uint8_t(rng() % kPaletteSize);
+    image.cells_repeat = runs;  // the other encoder settings
     if (runs) {
       for (uint32_t y = 0; y < image.height; ++y) {
         for (uint32_t x = 0; x < image.width; ++x) {

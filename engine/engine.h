@@ -18,6 +18,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "engine/device_memory_budget.h"
 #include "engine/read_blocks.h"
 #include "model/array.h"
 #include "model/histogram_types.h"
@@ -150,6 +151,12 @@ class Engine {
   // Bytes of memory of each device that holds histograms; empty when histograms live in
   // host memory (the CPU engine). The server sizes its device budget from it.
   virtual std::vector<uint64_t> device_memory_bytes() const { return {}; }
+  // The budget that the device memory of compute calls and reads (inputs copied to the
+  // device, results, workspaces, scratch) is reserved against before it is allocated: a call
+  // that does not fit is RESOURCE_EXHAUSTED naming the budget. Null (the default): nothing is
+  // reserved. Set once, before the engine serves; the budget outlives the engine. Engines
+  // without device memory ignore it.
+  virtual void SetDeviceMemoryBudget(DeviceMemoryBudget* /*budget*/) {}
 
   // ---- histograms ----
   // Zeroed bins. RESOURCE_EXHAUSTED when memory runs out.

@@ -66,6 +66,9 @@ class MultiEngine final : public Engine {
     for (const auto& m : members_) devices.push_back(m->device());
     return absl::StrJoin(devices, ",");
   }
+  void SetDeviceMemoryBudget(DeviceMemoryBudget* budget) override {
+    for (const auto& m : members_) m->SetDeviceMemoryBudget(budget);
+  }
   std::vector<uint64_t> device_memory_bytes() const override {
     std::vector<uint64_t> bytes;
     for (const auto& m : members_) {

@@ -82,8 +82,8 @@ ABSL_FLAG(uint64_t, max_memory_bytes, kDefaults.limits.max_memory_bytes,
           "buffers, compute results; beyond it requests get RESOURCE_EXHAUSTED (0: three "
           "quarters of the host's memory, or of its container's limit)");
 ABSL_FLAG(uint64_t, max_device_memory_bytes, kDefaults.limits.max_device_memory_bytes,
-          "device memory budget per GPU for histograms, in bytes (0: nine tenths of each "
-          "GPU's memory)");
+          "device memory budget per GPU for histograms and the device buffers of compute "
+          "calls and reads, in bytes (0: nine tenths of each GPU's memory)");
 ABSL_FLAG(int, max_concurrent_queries, kDefaults.limits.max_concurrent_queries,
           "Query streams and Project/Cdf/Quantiles calls running at once");
 ABSL_FLAG(int, max_unsent_acks_per_stream, kDefaults.limits.max_unsent_acks_per_stream,

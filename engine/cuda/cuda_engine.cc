@@ -59,6 +59,7 @@ class CudaEngine final : public Engine {
   std::string name() const override { return name_; }
   std::string device() const override { return absl::StrCat("cuda:", device_); }
   std::vector<uint64_t> device_memory_bytes() const override { return {memory_bytes_}; }
+  void SetDeviceMemoryBudget(DeviceMemoryBudget* budget) override { device_budget_ = budget; }
   EngineStats stats() const override { return pipeline_->stats(); }
 
   absl::StatusOr<std::unique_ptr<HistogramStorage>> CreateHistogram(
@@ -160,6 +161,11 @@ class CudaEngine final : public Engine {
     // kReadScratchPoolBytes between reads): cudaMalloc and cudaFree would synchronize the
     // whole device, so a read would wait for every ingest batch in flight.
     const uint64_t bytes = ReadBinsBytes(spec);
+    absl::StatusOr<DeviceMemoryHold> hold = DeviceMemoryHold::Take(
+        device_budget_, bytes,
+        absl::StrCat("the scratch of a ", ReadBinsRows(spec), " x ", ReadBinsCols(spec),
+                     " device read"));
+    if (!hold.ok()) return hold.status();
     void* scratch = nullptr;
     HISTD_CUDA_RETURN_IF_ERROR(cudaMallocAsync(&scratch, bytes, Stream()));
     absl::Status status = cuda::LaunchReadRegion(bins, cols, spec, scratch, Stream());
@@ -204,25 +210,25 @@ class CudaEngine final : public Engine {
   absl::StatusOr<HostArray> Reduce(const ArrayRef& input, ReduceOp op, Dim collapse) override {
     HISTD_RETURN_IF_ERROR(CheckReduce(input, op, collapse));
     HISTD_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));
-    return cuda::RunReduce(input, op, collapse, Stream());
+    return cuda::RunReduce(input, op, collapse, Stream(), device_budget_);
   }
 
   absl::StatusOr<HostArray> Scan(const ArrayRef& input, bool inclusive, Dim along) override {
     HISTD_RETURN_IF_ERROR(CheckArray(input));
     HISTD_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));
-    return cuda::RunScan(input, inclusive, along, Stream());
+    return cuda::RunScan(input, inclusive, along, Stream(), device_budget_);
   }
 
   absl::StatusOr<HostArray> Transpose(const ArrayRef& input) override {
     HISTD_RETURN_IF_ERROR(CheckArray(input));
     HISTD_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));
-    return cuda::RunTranspose(input, Stream());
+    return cuda::RunTranspose(input, Stream(), device_budget_);
   }
 
   absl::StatusOr<HostArray> Matmul(const MatmulArgs& args) override {
     HISTD_RETURN_IF_ERROR(CheckMatmul(args));
     HISTD_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));
-    return cuda::RunMatmul(args, Stream());
+    return cuda::RunMatmul(args, Stream(), device_budget_);
   }
 
  private:
@@ -230,6 +236,11 @@ class CudaEngine final : public Engine {
   const int device_;
   const std::string name_;
   const uint64_t memory_bytes_;  // the device's global memory
+  // Compute calls and reads reserve their device memory here first (null: not reserved).
+  // Histograms are charged by the store; Summarize's 16 bytes of counters and a snapshot
+  // restore's one-histogram copy (MergeFromHost) are not reserved: the first is below any
+  // budget's margin, and the second would refuse a snapshot the budget's histograms fill.
+  DeviceMemoryBudget* device_budget_ = nullptr;
   std::unique_ptr<cuda::CudaBatchQueue> pipeline_;
 };
 

@@ -32,7 +32,12 @@ MemoryBudget::MemoryBudget(std::string name, std::string flag, uint64_t limit)
     : name_(std::move(name)), flag_(std::move(flag)), limit_(limit) {}
 
 absl::StatusOr<MemoryCharge> MemoryBudget::Charge(uint64_t bytes, std::string_view what) {
-  if (bytes == 0) return MemoryCharge();
+  if (absl::Status s = Reserve(bytes, what); !s.ok()) return s;
+  return MemoryCharge(this, bytes);
+}
+
+absl::Status MemoryBudget::Reserve(uint64_t bytes, std::string_view what) {
+  if (bytes == 0) return absl::OkStatus();
   uint64_t used = used_.load(std::memory_order_relaxed);
   for (;;) {
     if (bytes > limit_ || used > limit_ - bytes) {
@@ -48,7 +53,7 @@ absl::StatusOr<MemoryCharge> MemoryBudget::Charge(uint64_t bytes, std::string_vi
   uint64_t peak = peak_.load(std::memory_order_relaxed);
   while (now > peak && !peak_.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
   }
-  return MemoryCharge(this, bytes);
+  return absl::OkStatus();
 }
 
 namespace {

@@ -9,8 +9,9 @@
 // The daemon keeps two (server/grpc/server.cc): host memory (--max_memory_bytes; histograms of
 // the CPU engine, staging buffers, query buffers, compute results) and device memory
 // (--max_device_memory_bytes per device, summed over the devices; histograms of the CUDA
-// engine). A refused charge changes nothing: the caller answers RESOURCE_EXHAUSTED and the
-// daemon keeps serving.
+// engine, and the device memory of its compute calls and reads, which the engine reserves
+// itself through the DeviceMemoryBudget interface: engine/device_memory_budget.h). A refused
+// charge changes nothing: the caller answers RESOURCE_EXHAUSTED and the daemon keeps serving.
 //
 // Thread safety: every method may be called from any thread. A MemoryCharge is moved, not
 // shared, and must not outlive its budget.
@@ -23,6 +24,7 @@
 #include <utility>
 
 #include "absl/status/statusor.h"
+#include "engine/device_memory_budget.h"
 
 namespace histd::server {
 
@@ -48,7 +50,7 @@ class MemoryCharge {
   uint64_t bytes_ = 0;
 };
 
-class MemoryBudget {
+class MemoryBudget final : public DeviceMemoryBudget {
  public:
   // `name` and `flag` appear in refusals, e.g. "host memory", "--max_memory_bytes".
   MemoryBudget(std::string name, std::string flag, uint64_t limit);
@@ -58,6 +60,9 @@ class MemoryBudget {
   // Charges `bytes` for `what`, or RESOURCE_EXHAUSTED naming the budget, its flag, what was
   // asked and what is in use. Zero bytes always succeed.
   absl::StatusOr<MemoryCharge> Charge(uint64_t bytes, std::string_view what);
+  // The same for an engine's DeviceMemoryHold (the bytes come back through Unreserve).
+  absl::Status Reserve(uint64_t bytes, std::string_view what) override;
+  void Unreserve(uint64_t bytes) override { Return(bytes); }
 
   const std::string& name() const { return name_; }
   uint64_t limit() const { return limit_; }

@@ -35,7 +35,8 @@ struct ServiceContext {
   WorkerPool* workers = nullptr;  // engine calls for unary RPCs and queries run here
   HostBufferPool* query_buffers = nullptr;  // band buffers for queries (engine staging memory)
   // Host memory charged for what clients ask (never null); device memory held by histograms
-  // (null when the engine keeps histograms in host memory).
+  // and by the engine's compute calls and reads (null when the engine keeps histograms in
+  // host memory).
   MemoryBudget* host_budget = nullptr;
   MemoryBudget* device_budget = nullptr;
   AccessControl* access = nullptr;  // null: no tokens file, every caller may call everything

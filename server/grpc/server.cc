@@ -208,6 +208,8 @@ absl::StatusOr<std::unique_ptr<HistdServer>> HistdServer::Start(Options options)
   if (!devices.empty()) {
     server->device_budget_ = std::make_unique<MemoryBudget>(
         "device memory", "--max_device_memory_bytes", DeviceBudgetBytes(o, devices));
+    // Compute calls and reads reserve their device memory against it too.
+    server->engine_->SetDeviceMemoryBudget(server->device_budget_.get());
   }
   // Without devices the host budget holds the histograms too.
   LogInfo("memory_budgets",

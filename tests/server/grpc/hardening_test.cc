@@ -206,6 +206,65 @@ TEST_P(HardeningTest, ComputeBeyondTheHostBudgetIsResourceExhausted) {
   }));
 }
 
+// The CUDA engine reserves every device buffer of a compute call (input copies, float32
+// operands, results, workspaces) against --max_device_memory_bytes before allocating it.
+TEST_P(HardeningTest, ComputeBeyondTheDeviceBudgetIsResourceExhausted) {
+  if (GetParam() == "cpu") {
+    GTEST_SKIP() << "the CPU engine has no device memory: its compute memory is the host "
+                    "budget's (ComputeBeyondTheHostBudgetIsResourceExhausted)";
+  }
+  Options o = DefaultOptions();
+  o.limits.max_device_memory_bytes = 4 << 20;
+  StartServer(o);
+  const auto device_used = [&] { return Stats().device_memory_used_bytes(); };
+  // Transposing 4 MiB: its copy on the device fits the 4 MiB, its result does not.
+  v1::TransposeRequest t;
+  *t.mutable_input() = InlineU8(2048, 2048, std::string(2048 * 2048, '\1'));
+  v1::TransposeResponse out;
+  grpc::ClientContext ctx;
+  grpc::Status s = compute_->Transpose(&ctx, t, &out);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << s.error_message();
+  EXPECT_NE(s.error_message().find("--max_device_memory_bytes"), std::string::npos)
+      << s.error_message();
+  EXPECT_EQ(Stats().device_memory_refusals(), 1u);
+  EXPECT_TRUE(WaitUntil([&] { return device_used() == 0; })) << device_used();
+  // 1 MiB fits (copy and result: 2 MiB), and its reservations are returned afterwards.
+  *t.mutable_input() = InlineU8(1024, 1024, std::string(1024 * 1024, '\1'));
+  grpc::ClientContext ctx2;
+  s = compute_->Transpose(&ctx2, t, &out);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_EQ(out.result().data(), std::string(1024 * 1024, '\1'));
+  EXPECT_TRUE(WaitUntil([&] { return device_used() == 0; })) << device_used();
+
+  // A histogram's own bins are the store's; a matmul of it with itself widens both operands
+  // to float32 on the device (2.25 MiB each, with its 0.56 MiB of bins: over 4 MiB).
+  ASSERT_TRUE(Create("h", 768, 768).ok());
+  const uint64_t bins = device_used();
+  EXPECT_GE(bins, 768u * 768u);
+  v1::MatmulRequest mm;
+  mm.mutable_a()->set_histogram("h");
+  mm.mutable_b()->set_histogram("h");
+  v1::MatmulResponse mout;
+  grpc::ClientContext ctx3;
+  s = compute_->Matmul(&ctx3, mm, &mout);
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << s.error_message();
+  EXPECT_NE(s.error_message().find("device memory"), std::string::npos) << s.error_message();
+  EXPECT_EQ(Stats().device_memory_refusals(), 2u);
+  EXPECT_TRUE(WaitUntil([&] { return device_used() == bins; })) << device_used();
+  // The daemon keeps serving: a reduce of the histogram fits, and so does a new histogram.
+  v1::ReduceRequest r;
+  r.set_op(v1::REDUCE_OP_SUM);
+  r.mutable_input()->set_histogram("h");
+  v1::ReduceResponse rout;
+  grpc::ClientContext ctx4;
+  s = compute_->Reduce(&ctx4, r, &rout);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_EQ(rout.result().rows(), 1u);
+  EXPECT_EQ(rout.result().cols(), 1u);
+  EXPECT_TRUE(Create("small", 64, 64).ok());
+  EXPECT_TRUE(WaitUntil([&] { return device_used() >= bins + 64 * 64; })) << device_used();
+}
+
 TEST_P(HardeningTest, ProjectionsTooLargeToSendAreRefusedBeforeTheyAreComputed) {
   Options o = DefaultOptions();
   o.limits.max_message_bytes = 64 << 10;

@@ -90,7 +90,7 @@ ABSL_FLAG(int, max_unsent_acks_per_stream, kDefaults.limits.max_unsent_acks_per_
           "acknowledgements an ingest stream may hold unsent (its client not reading them) "
           "before the daemon pauses reading that stream");
 ABSL_FLAG(int, staging_buffers, kDefaults.pipeline.staging_buffers,
-          "staging buffers (pinned host memory on the CUDA engine)");
+          "staging buffers (pinned host memory on the CUDA engine); default 2 per hardware thread, at least 16");
 ABSL_FLAG(uint64_t, staging_buffer_bytes, kDefaults.pipeline.staging_buffer_bytes,
           "bytes per staging buffer");
 ABSL_FLAG(absl::Duration, flush_deadline, kDefaults.pipeline.flush_deadline,

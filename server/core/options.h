@@ -5,16 +5,23 @@
 // field has an in-class default, so `Options{}` is a valid loopback configuration.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <thread>
 
 #include "absl/time/time.h"
 #include "engine/engine_factory.h"
 #include "server/core/copy_stores.h"
 
 namespace histd::server {
+
+// Staging buffers by default: 2 per hardware thread, at least 16 (Options::Pipeline).
+inline int DefaultStagingBuffers() {
+  return std::max(16, 2 * static_cast<int>(std::thread::hardware_concurrency()));
+}
 
 // The least an ingest message counts against Options::Pipeline::stream_read_ahead_bytes.
 inline constexpr size_t kReadAheadMinChargeBytes = 4096;
@@ -96,10 +103,12 @@ struct Options {
     // staging_buffers * staging_buffer_bytes plus the read-ahead of each open stream (below).
     // A buffer is in flight from its first message until its batch is applied, whatever it
     // holds, so the count bounds the batches in the pipeline; under many producers a batch
-    // holds only 2-3 messages (eager flush). H100 host, 8 producers of 1 MiB messages,
-    // medians of 3: 16 x 8 MiB with 8 stagers 3.45 G samples/s (0.85 of the bare sink,
-    // half-load ack p99 2.2 ms), 4 x 16 MiB with 4 stagers 2.83 G (0.68, 19 ms).
-    int staging_buffers = 16;
+    // holds only 2-3 messages (eager flush). When none is free, messages park in one queue
+    // that the flusher thread hands to the stagers. Default: 2 per hardware thread, at
+    // least 16. H200 host (16 threads), 16 producers of 1 MiB messages, two runs of two
+    // pairs each: 16 buffers left 53-57 messages parked and reached 0.75-0.77 of the bare
+    // sink, 32 parked none and reached 0.87-0.99 (8 producers, 16 buffers: 0.92).
+    int staging_buffers = DefaultStagingBuffers();
     size_t staging_buffer_bytes = size_t{8} << 20;
     // A partly filled staging buffer is applied at the latest this long after its first message
     // (H100, 4 producers: 200 us left the half-load ack p99 within the host's noise).

@@ -11,64 +11,28 @@
 #include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-#include "engine/cpu/cpu_engine.h"
 #include "gtest/gtest.h"
 #include "server/core/histogram_store.h"
 #include "server/core/ingest_pipeline.h"
+#include "tests/server/core/forwarding_engine.h"
 
 namespace histd::server {
 namespace {
 
 // The CPU engine, whose Apply calls `done` inline; Apply then returns only once `release`
 // is notified, so that the test can act between the acknowledgement and Apply's return.
-class HoldingApplyEngine final : public Engine {
+class HoldingApplyEngine final : public testing::ForwardingEngine {
  public:
-  HoldingApplyEngine() : inner_(std::move(*MakeCpuEngine(1))) {}
+  HoldingApplyEngine() : ForwardingEngine(1) {}
 
   absl::Notification applied;  // `done` has returned
   absl::Notification release;  // Apply may return
 
-  std::string name() const override { return "holding " + inner_->name(); }
-  std::string device() const override { return inner_->device(); }
-  absl::StatusOr<std::unique_ptr<HistogramStorage>> CreateHistogram(
-      const HistogramShape& shape) override {
-    return inner_->CreateHistogram(shape);
-  }
-  absl::Status Reset(HistogramStorage& h) override { return inner_->Reset(h); }
-  absl::Status ReadAndReset(HistogramStorage& h, void* out) override {
-    return inner_->ReadAndReset(h, out);
-  }
-  absl::Status Merge(const HistogramStorage& s, HistogramStorage& t) override {
-    return inner_->Merge(s, t);
-  }
-  absl::Status MergeFromHost(const uint8_t* bins, HistogramStorage& t) override {
-    return inner_->MergeFromHost(bins, t);
-  }
-  absl::StatusOr<HistogramSummary> Summarize(const HistogramStorage& h) override {
-    return inner_->Summarize(h);
-  }
-  absl::Status ReadBins(const HistogramStorage& h, const ReadSpec& spec, void* out) override {
-    return inner_->ReadBins(h, spec, out);
-  }
-  absl::StatusOr<std::unique_ptr<StagingBuffer>> CreateStagingBuffer(size_t bytes) override {
-    return inner_->CreateStagingBuffer(bytes);
-  }
   void Apply(const StagingBuffer& staging, std::vector<IngestItem> items, ApplyDone done) override {
-    inner_->Apply(staging, std::move(items), std::move(done));
+    inner().Apply(staging, std::move(items), std::move(done));
     applied.Notify();
     release.WaitForNotificationWithTimeout(absl::Seconds(10));
   }
-  absl::StatusOr<HostArray> Reduce(const ArrayRef& a, ReduceOp op, Dim d) override {
-    return inner_->Reduce(a, op, d);
-  }
-  absl::StatusOr<HostArray> Scan(const ArrayRef& a, bool inclusive, Dim d) override {
-    return inner_->Scan(a, inclusive, d);
-  }
-  absl::StatusOr<HostArray> Transpose(const ArrayRef& a) override { return inner_->Transpose(a); }
-  absl::StatusOr<HostArray> Matmul(const MatmulArgs& args) override { return inner_->Matmul(args); }
-
- private:
-  std::unique_ptr<Engine> inner_;
 };
 
 TEST(IngestPipelineLifetimeTest, AHistogramDeletedOnItsAcknowledgementOutlivesTheBatchHandOver) {

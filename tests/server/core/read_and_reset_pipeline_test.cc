@@ -11,18 +11,18 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "engine/cpu/cpu_engine.h"
 #include "server/core/histogram_store.h"
 #include "server/core/ingest_pipeline.h"
+#include "tests/server/core/forwarding_engine.h"
 
 namespace histd::server {
 namespace {
 
 // The CPU engine with every Apply's `done` handed to a completion thread that calls it after
 // a short random delay, in submission order.
-class DeferredDoneEngine final : public Engine {
+class DeferredDoneEngine final : public testing::ForwardingEngine {
  public:
-  explicit DeferredDoneEngine(uint64_t seed) : inner_(std::move(*MakeCpuEngine(2))), rng_(seed) {
+  explicit DeferredDoneEngine(uint64_t seed) : ForwardingEngine(2), rng_(seed) {
     thread_ = std::thread([this] { Loop(); });
   }
   ~DeferredDoneEngine() override {
@@ -34,34 +34,9 @@ class DeferredDoneEngine final : public Engine {
     thread_.join();
   }
 
-  std::string name() const override { return "deferred " + inner_->name(); }
-  std::string device() const override { return inner_->device(); }
-  absl::StatusOr<std::unique_ptr<HistogramStorage>> CreateHistogram(
-      const HistogramShape& shape) override {
-    return inner_->CreateHistogram(shape);
-  }
-  absl::Status Reset(HistogramStorage& h) override { return inner_->Reset(h); }
-  absl::Status ReadAndReset(HistogramStorage& h, void* out) override {
-    return inner_->ReadAndReset(h, out);
-  }
-  absl::Status Merge(const HistogramStorage& s, HistogramStorage& t) override {
-    return inner_->Merge(s, t);
-  }
-  absl::Status MergeFromHost(const uint8_t* bins, HistogramStorage& t) override {
-    return inner_->MergeFromHost(bins, t);
-  }
-  absl::StatusOr<HistogramSummary> Summarize(const HistogramStorage& h) override {
-    return inner_->Summarize(h);
-  }
-  absl::Status ReadBins(const HistogramStorage& h, const ReadSpec& spec, void* out) override {
-    return inner_->ReadBins(h, spec, out);
-  }
-  absl::StatusOr<std::unique_ptr<StagingBuffer>> CreateStagingBuffer(size_t bytes) override {
-    return inner_->CreateStagingBuffer(bytes);
-  }
   // The bins land now; `done` comes later.
   void Apply(const StagingBuffer& staging, std::vector<IngestItem> items, ApplyDone done) override {
-    inner_->Apply(staging, std::move(items),
+    inner().Apply(staging, std::move(items),
                   [this, done = std::move(done)](absl::Status s, std::vector<IngestItemResult> r) {
                     {
                       std::lock_guard<std::mutex> lock(mu_);
@@ -70,14 +45,6 @@ class DeferredDoneEngine final : public Engine {
                     cv_.notify_all();
                   });
   }
-  absl::StatusOr<HostArray> Reduce(const ArrayRef& a, ReduceOp op, Dim d) override {
-    return inner_->Reduce(a, op, d);
-  }
-  absl::StatusOr<HostArray> Scan(const ArrayRef& a, bool inclusive, Dim d) override {
-    return inner_->Scan(a, inclusive, d);
-  }
-  absl::StatusOr<HostArray> Transpose(const ArrayRef& a) override { return inner_->Transpose(a); }
-  absl::StatusOr<HostArray> Matmul(const MatmulArgs& args) override { return inner_->Matmul(args); }
 
  private:
   void Loop() {
@@ -95,7 +62,6 @@ class DeferredDoneEngine final : public Engine {
     }
   }
 
-  std::unique_ptr<Engine> inner_;
   std::mt19937_64 rng_;  // the completion thread's
   std::mutex mu_;
   std::condition_variable cv_;

@@ -17,9 +17,9 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "engine/cpu/cpu_engine.h"
 #include "server/core/histogram_store.h"
 #include "server/core/ingest_pipeline.h"
+#include "tests/server/core/forwarding_engine.h"
 #include "server/core/memory_budget.h"
 #include "server/core/shm_region.h"
 
@@ -28,60 +28,26 @@ namespace {
 
 // The CPU engine, optionally without region support, optionally running a hook before each
 // Apply (while the pipeline waits for it).
-class ForwardingEngine final : public Engine {
+class ObservingEngine final : public testing::ForwardingEngine {
  public:
-  explicit ForwardingEngine(bool reads_regions)
-      : inner_(std::move(*MakeCpuEngine(2))), reads_regions_(reads_regions) {}
+  explicit ObservingEngine(bool reads_regions) : ForwardingEngine(2), reads_regions_(reads_regions) {}
   std::function<void()> before_apply;
 
-  std::string name() const override { return inner_->name(); }
-  std::string device() const override { return inner_->device(); }
-  absl::StatusOr<std::unique_ptr<HistogramStorage>> CreateHistogram(const HistogramShape& s) override {
-    return inner_->CreateHistogram(s);
-  }
-  absl::Status Reset(HistogramStorage& h) override { return inner_->Reset(h); }
-  absl::Status ReadAndReset(HistogramStorage& h, void* out) override {
-    return inner_->ReadAndReset(h, out);
-  }
-  absl::Status Merge(const HistogramStorage& s, HistogramStorage& t) override {
-    return inner_->Merge(s, t);
-  }
-  absl::Status MergeFromHost(const uint8_t* bins, HistogramStorage& t) override {
-    return inner_->MergeFromHost(bins, t);
-  }
-  absl::StatusOr<HistogramSummary> Summarize(const HistogramStorage& h) override {
-    return inner_->Summarize(h);
-  }
-  absl::Status ReadBins(const HistogramStorage& h, const ReadSpec& spec, void* out) override {
-    return inner_->ReadBins(h, spec, out);
-  }
-  absl::StatusOr<std::unique_ptr<StagingBuffer>> CreateStagingBuffer(size_t bytes) override {
-    return inner_->CreateStagingBuffer(bytes);
-  }
   absl::StatusOr<std::unique_ptr<HostRegion>> RegisterHostRegion(const uint8_t* data,
                                                                 size_t bytes) override {
     if (!reads_regions_) return nullptr;
-    return inner_->RegisterHostRegion(data, bytes);
+    return ForwardingEngine::RegisterHostRegion(data, bytes);
   }
   void Apply(const StagingBuffer& staging, std::vector<IngestItem> items, ApplyDone done) override {
     items_seen += items.size();
     for (const IngestItem& item : items) regions_seen += item.region != nullptr;
     if (before_apply) before_apply();
-    inner_->Apply(staging, std::move(items), std::move(done));
+    ForwardingEngine::Apply(staging, std::move(items), std::move(done));
   }
-  absl::StatusOr<HostArray> Reduce(const ArrayRef& a, ReduceOp op, Dim d) override {
-    return inner_->Reduce(a, op, d);
-  }
-  absl::StatusOr<HostArray> Scan(const ArrayRef& a, bool inclusive, Dim d) override {
-    return inner_->Scan(a, inclusive, d);
-  }
-  absl::StatusOr<HostArray> Transpose(const ArrayRef& a) override { return inner_->Transpose(a); }
-  absl::StatusOr<HostArray> Matmul(const MatmulArgs& args) override { return inner_->Matmul(args); }
 
   std::atomic<uint64_t> items_seen{0}, regions_seen{0};
 
  private:
-  std::unique_ptr<Engine> inner_;
   const bool reads_regions_;
 };
 
@@ -116,7 +82,7 @@ struct Outcome {
 class ShmPipelineTest : public ::testing::TestWithParam<bool> {  // reads regions in place
  protected:
   void SetUp() override {
-    engine_ = std::make_unique<ForwardingEngine>(GetParam());
+    engine_ = std::make_unique<ObservingEngine>(GetParam());
     store_ = std::make_unique<HistogramStore>(*engine_, 8, uint64_t{1} << 20);
     Options::Pipeline options;
     options.staging_buffers = 2;
@@ -153,7 +119,7 @@ class ShmPipelineTest : public ::testing::TestWithParam<bool> {  // reads region
   }
 
   MemoryBudget budget_{"host memory", "--max_memory_bytes", uint64_t{1} << 30};
-  std::unique_ptr<ForwardingEngine> engine_;
+  std::unique_ptr<ObservingEngine> engine_;
   std::unique_ptr<HistogramStore> store_;
   std::unique_ptr<IngestPipeline> pipeline_;
   std::shared_ptr<HistogramEntry> entry_;

@@ -43,7 +43,8 @@ ctest --test-dir "$build" -L '^(kernels|service)$' -E '^MallocTuningTest\.' -j"$
 tested=$(date +%s)
 
 # target:max_len (RPC programs stay small; the decoder needs room for a 4 KiB payload).
-targets=(ingest_decoder:16384 snapshot:16384 npy:4096 csv:4096 histograms:2048 query:2048 compute:2048)
+targets=(ingest_decoder:16384 snapshot:16384 npy:4096 csv:4096 histograms:2048 query:2048 compute:2048
+         watch:2048 read_and_reset:2048)
 per=$(( fuzz_seconds / ${#targets[@]} ))
 [ "$per" -ge 1 ] || per=1
 mkdir -p "$build/fuzz-artifacts"

@@ -1,10 +1,9 @@
 // The reactor behind Histograms.ReadAndResetHistogram: one monitoring cycle of a histogram.
 //
-// On a worker: the whole histogram's bytes (rows * cols) and two chunks are charged to the
-// host budget, the host copy is allocated, and HistogramEntry::ReadAndReset copies the bins
-// out and zeroes bins and counters in one step (its class comment states the guarantee).
-// Then the copy streams as ReadAndResetChunks, the first carrying the cycle's HistogramInfo.
-// A call cancelled before the reset resets nothing.
+// On a worker, ReadAndResetReader (server/core/read_and_reset_reader.h) checks and charges
+// the call, then reads and resets unless the call is cancelled by then (a call cancelled
+// before the reset resets nothing); then its chunks stream, the first carrying the cycle's
+// HistogramInfo.
 //
 // Why a stream of chunks rather than one response: a 256 x 8192 histogram (2 MiB) would fit
 // one message, but a 2^28-bin one (256 MiB) exceeds --max_message_bytes (64 MiB by

@@ -1,25 +1,20 @@
 #include "server/grpc/watch_stream.h"
 
 #include <atomic>
-#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
 #include "engine/thread_name.h"
-#include "server/core/pooled_view.h"
-#include "server/core/proto_convert.h"
+#include "server/core/watch_view.h"
 #include "server/grpc/status_util.h"
 
 namespace histd::server {
 
 constexpr absl::Duration kTick = absl::Milliseconds(10);
-constexpr uint32_t kDefaultRows = 256, kDefaultCols = 1024;
-constexpr absl::Duration kDefaultInterval = absl::Seconds(1);
 
 // Thread safety: gRPC reactions, the ticker and worker tasks run concurrently; the state
 // they share is guarded by mu_. The reactor is reference-counted (gRPC until OnDone, the
@@ -150,61 +145,26 @@ class WatchReactor final : public grpc::ServerWriteReactor<v1::WatchUpdate> {
     absl::StatusOr<ConcurrencyLimit::Permit> permit = ctx_.queries.TryAcquire();
     if (!permit.ok()) return permit.status();
     permit_ = *std::move(permit);
-    absl::StatusOr<std::shared_ptr<HistogramEntry>> entry = ctx_.store->Find(request_.name());
-    if (!entry.ok()) return entry.status();
-    entry_ = *std::move(entry);
-    const Options::Render& limits = ctx_.options->render;
-    absl::StatusOr<PoolOp> pool = PoolFromProto(request_.pool());
-    if (!pool.ok()) return pool.status();
-    view_.pool = *pool;
-    view_.region = ResolveRegion(RegionFromProto(request_.region()), entry_->spec().shape);
-    view_.rows = request_.rows() != 0 ? request_.rows() : kDefaultRows;
-    view_.cols = request_.cols() != 0 ? request_.cols() : kDefaultCols;
-    if (view_.rows > limits.max_pixels || view_.cols > limits.max_pixels) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "a watched view has at most %u rows and cols (--max_render_pixels), got %u x %u",
-          limits.max_pixels, view_.rows, view_.cols));
-    }
-    interval_ = request_.interval_ms() != 0 ? absl::Milliseconds(request_.interval_ms())
-                                            : kDefaultInterval;
-    if (interval_ < limits.min_watch_interval) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "interval_ms %u is below --min_watch_interval=%s", request_.interval_ms(),
-          absl::FormatDuration(limits.min_watch_interval)));
-    }
-    // The update message for the stream's life (the largest view: 4 bytes a cell).
-    absl::StatusOr<MemoryCharge> charge = ctx_.host_budget->Charge(
-        uint64_t{view_.rows} * view_.cols * 4 + 4096,
-        absl::StrFormat("a watch of '%s'", request_.name()));
-    if (!charge.ok()) return charge.status();
-    charge_ = *std::move(charge);
+    absl::StatusOr<std::unique_ptr<WatchView>> watch = WatchView::Open(ctx_, request_);
+    if (!watch.ok()) return watch.status();
+    watch_ = *std::move(watch);
     return absl::OkStatus();
   }
 
   // Worker thread: reads the view; writes it when it changed, else waits for the next read.
   void ReadAndMaybeWrite() {
     const absl::Time started = absl::Now();
-    absl::StatusOr<PooledView> view =
-        ReadPooledView(*ctx_.engine, *ctx_.host_budget, *entry_, view_);
+    const absl::StatusOr<bool> changed = watch_->Refresh();
     std::optional<grpc::Status> finish;
     bool write = false;
     {
       absl::MutexLock lock(&mu_);
-      next_read_ = started + interval_;
-      if (!view.ok()) {
-        finish = FinishLocked(ToGrpcStatus(view.status()));
+      next_read_ = started + watch_->interval();
+      if (!changed.ok()) {
+        finish = FinishLocked(ToGrpcStatus(changed.status()));
       } else if (stopping_) {
         finish = FinishLocked(Unavailable());
-      } else if (update_.sequence() == 0 ||
-                 update_.data().size() != view->values.size() ||
-                 std::memcmp(update_.data().data(), view->values.data(), view->values.size()) != 0) {
-        update_.set_sequence(update_.sequence() + 1);
-        update_.set_dtype(DTypeToProto(view->dtype));
-        update_.set_rows(view->rows);
-        update_.set_cols(view->cols);
-        update_.set_cap(entry_->spec().shape.cap);
-        RegionToProto(view->region, update_.mutable_region());
-        update_.set_data(view->values.data(), view->values.size());
+      } else if (*changed) {
         state_ = State::kWriting;
         write_started_ = absl::Now();
         write = true;
@@ -214,7 +174,7 @@ class WatchReactor final : public grpc::ServerWriteReactor<v1::WatchUpdate> {
       if (finish) state_ = State::kIdle;
     }
     if (finish) Finish(*finish);
-    if (write) StartWrite(&update_);
+    if (write) StartWrite(&watch_->update());
   }
 
   grpc::CallbackServerContext* const context_;  // valid until OnDone
@@ -223,12 +183,10 @@ class WatchReactor final : public grpc::ServerWriteReactor<v1::WatchUpdate> {
   const v1::WatchRequest request_;
   std::atomic<int> refs_{1};  // gRPC's, dropped in OnDone
 
-  // Set by Begin before the stream is registered, then read-only.
+  // Set by Begin before the stream is registered; then the view is refreshed by the reader
+  // while kReading and its update written while kWriting.
   ConcurrencyLimit::Permit permit_;
-  MemoryCharge charge_;
-  std::shared_ptr<HistogramEntry> entry_;
-  ViewRequest view_;
-  absl::Duration interval_;
+  std::unique_ptr<WatchView> watch_;
 
   absl::Mutex mu_;
   State state_ ABSL_GUARDED_BY(mu_) = State::kIdle;
@@ -240,7 +198,6 @@ class WatchReactor final : public grpc::ServerWriteReactor<v1::WatchUpdate> {
   bool done_ ABSL_GUARDED_BY(mu_) = false;
   bool cancelling_ ABSL_GUARDED_BY(mu_) = false;
   std::optional<grpc::Status> deferred_finish_ ABSL_GUARDED_BY(mu_);
-  v1::WatchUpdate update_;  // the last update written; touched by the reader while kReading
 };
 
 WatchRegistry::~WatchRegistry() {

@@ -1,14 +1,13 @@
-// The Watch RPC (histd.v1.Query/Watch): a server-streaming reactor that reads a histogram's
-// pooled view (server/core/pooled_view.h) every interval on the worker pool and writes it when it
-// differs from the last view written (the first is always written).
+// The Watch RPC (histd.v1.Query/Watch): a server-streaming reactor that refreshes a
+// WatchView (server/core/watch_view.h: the request's checks, the pooled view and the update
+// made when it changed) every interval on the worker pool and writes the updates it makes.
 //
 // Scheduling: the registry's ticker thread ("histd-watch") looks at every open stream every
 // 10 ms and, when one is idle and its next read is due, hands the read to the worker pool;
 // a read that finds a change starts a write. A stream has at most one read or write
 // outstanding, and no callback thread ever waits on the engine.
-// Bounds: the stream holds a --max_concurrent_queries permit and a host-budget charge for
-// its update message for its whole life; rows and cols are at most --max_render_pixels and
-// the interval at least --min_watch_interval. It ends
+// Bounds: the stream holds a --max_concurrent_queries permit and its WatchView (whose
+// host-budget charge covers the update message) for its whole life. It ends
 //   - UNAVAILABLE when the daemon shuts down (WatchRegistry::BeginShutdown), within a tick
 //     of its outstanding read or write;
 //   - CANCELLED when the client cancels, or leaves a write unfinished (stops reading) for

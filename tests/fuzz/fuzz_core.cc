@@ -55,6 +55,7 @@ server::Options FuzzOptions() {
   o.limits.max_bins_per_histogram = uint64_t{1} << 12;
   o.limits.max_message_bytes = 16 << 10;
   o.limits.max_memory_bytes = uint64_t{8} << 20;
+  o.limits.max_concurrent_queries = 4;
   o.pipeline.staging_buffers = 2;
   o.pipeline.staging_buffer_bytes = size_t{64} << 10;
   o.pipeline.stager_threads = 0;
@@ -218,6 +219,32 @@ void FuzzCore::Ingest(const v1::IngestRequest& request) {
   Check("Ingest message", outcome->status, request);
 }
 
+absl::StatusOr<v1::HistogramInfo> FuzzCore::Info(const std::string& name) {
+  v1::GetHistogramInfoRequest request;
+  request.set_name(name);
+  v1::HistogramInfo info;
+  if (absl::Status s = server::api::GetHistogramInfo(*ctx_, request, &info); !s.ok()) return s;
+  return info;
+}
+
+absl::StatusOr<std::string> FuzzCore::Bins(const std::string& name) {
+  v1::QueryRequest request;
+  request.set_name(name);
+  absl::StatusOr<std::unique_ptr<server::QueryReader>> reader =
+      server::QueryReader::Open(*ctx_, request);
+  if (!reader.ok()) return reader.status();
+  std::string bins;
+  v1::QueryChunk chunk;
+  while (!(*reader)->done()) {
+    if ((*reader)->needs_read()) {
+      if (absl::Status s = (*reader)->ReadBand(); !s.ok()) return s;
+    }
+    (*reader)->NextChunk(&chunk);
+    bins += chunk.data();
+  }
+  return bins;
+}
+
 void FuzzCore::EndInput() {
   for (const std::string& name : created_) {
     v1::DeleteHistogramRequest request;
@@ -234,6 +261,11 @@ void FuzzCore::EndInput() {
   const absl::Status status = server::api::ListHistograms(*ctx_, &response);
   if (!status.ok() || response.histograms_size() != 0) {
     StoppedServing("ListHistograms", status, response.histograms_size());
+  }
+  if (ctx_->queries.active() != 0) {
+    std::fprintf(stderr, "histd-fuzz: %d query permits held after the input\n",
+                 ctx_->queries.active());
+    std::abort();
   }
   // A deleted histogram's memory returns when the last reference goes, which may be the
   // pipeline's, dropped on its own thread just after the acknowledgement: give it a second.

@@ -4,7 +4,7 @@
 // One core per fuzzing process, assembled at first use as HistdServer assembles it (CPU
 // engine, host budget, store, ingest pipeline, query band buffers, ServiceContext) with small
 // limits: 16 histograms of at most 2^12 bins, 16 KiB messages, 8 MiB of host memory, two
-// 64 KiB staging buffers. Every bound on what an input can make the core do comes from these
+// 64 KiB staging buffers, 4 concurrent queries. Every bound on what an input can make the core do comes from these
 // limits, as it would for a client of a daemon started with them. It is never shut down
 // (libFuzzer exits without unwinding).
 // Calls go to the transport-free API (server/core/api_*.h, query_reader.h), the functions the
@@ -16,8 +16,8 @@
 // and waits until it is acknowledged and staged; shared-memory registrations and messages,
 // which belong to a stream and its peer, are counted and not run.
 // EndInput asserts that the core still serves: the deletes answer OK or NOT_FOUND, every 64
-// inputs ListHistograms answers OK and lists nothing and the host budget holds nothing but
-// the fixed charges within a second; otherwise it aborts. Check counts every call's code by method; INTERNAL,
+// inputs ListHistograms answers OK and lists nothing, no query permit is held, and the host
+// budget holds nothing but the fixed charges within a second; otherwise it aborts. Check counts every call's code by method; INTERNAL,
 // UNKNOWN and DEADLINE_EXCEEDED (nothing sets a deadline here: only a bug gives it), and any
 // broken response invariant reported through Finding, are findings: counted and printed with
 // the request (the first 20), and a summary of codes per method is printed at exit. They abort
@@ -32,6 +32,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "google/protobuf/message.h"
 #include "histd/v1/histograms.pb.h"
 #include "histd/v1/ingest.pb.h"
@@ -57,6 +58,10 @@ class FuzzCore {
   // Submits one message as the ingest reactor does and waits for its acknowledgement, whose
   // code is checked like a call's.
   void Ingest(const v1::IngestRequest& request);
+  // References for the targets' checks, not counted as calls: the histogram's info
+  // (GetHistogramInfo) and its bins as stored (a whole-histogram Query: rows * cols bytes).
+  absl::StatusOr<v1::HistogramInfo> Info(const std::string& name);
+  absl::StatusOr<std::string> Bins(const std::string& name);
   void EndInput();
 
  private:

@@ -147,6 +147,84 @@ void QuerySeeds() {
   Write("query", "out-of-range", p.SerializeAsString());
 }
 
+void WatchSeeds() {
+  const auto watch = [](const std::string& name, uint32_t rows, uint32_t cols, v1::Pool pool) {
+    v1::WatchRequest r;
+    r.set_name(name);
+    r.set_rows(rows);
+    r.set_cols(cols);
+    r.set_pool(pool);
+    r.set_interval_ms(100);
+    return r;
+  };
+  WatchProgram p;
+  *p.add_calls()->mutable_create() = Create("h", 6, 10, 3);
+  *p.add_calls()->mutable_ingest() = Ingest(1, "h", v1::SAMPLE_TYPE_BIN_INDEX_U32, U32s({0, 5, 9, 10, 33, 59, 59}));
+  *p.add_calls()->mutable_watch() = watch("h", 4, 3, v1::POOL_SUM);
+  v1::WatchRequest* w = p.add_calls()->mutable_watch();
+  *w = watch("h", 2, 64, v1::POOL_MAX);
+  w->mutable_region()->set_row_begin(1);
+  w->mutable_region()->set_row_end(5);
+  w->mutable_region()->set_col_begin(2);
+  w->mutable_region()->set_col_end(9);
+  p.add_calls()->set_refresh(0);
+  p.add_calls()->set_refresh(1);
+  p.add_calls()->set_refresh(0);  // unchanged: no update
+  *p.add_calls()->mutable_ingest() = Ingest(2, "h", v1::SAMPLE_TYPE_BIN_INDEX_U32, U32s({59, 59, 12}));
+  p.add_calls()->set_refresh(0);
+  p.add_calls()->set_refresh(1);
+  p.add_calls()->mutable_reset()->set_name("h");
+  p.add_calls()->set_refresh(0);
+  p.add_calls()->set_close(1);
+  p.add_calls()->mutable_delete_()->set_name("h");
+  *p.add_calls()->mutable_create() = Create("h", 2, 2, 255);
+  p.add_calls()->set_refresh(0);  // NOT_FOUND: its histogram was deleted
+  Write("watch", "refresh-change-reset-delete", p.SerializeAsString());
+
+  p.Clear();
+  *p.add_calls()->mutable_create() = Create("h", 4, 4, 255);
+  *p.add_calls()->mutable_watch() = watch("h", 0, 0, v1::POOL_SUM);  // 256 x 1024: over the limit
+  *p.add_calls()->mutable_watch() = watch("h", 4, 4, v1::POOL_SUM);
+  p.mutable_calls(2)->mutable_watch()->set_interval_ms(99);            // below the minimum
+  w = p.add_calls()->mutable_watch();
+  *w = watch("h", 4, 4, v1::POOL_SUM);
+  w->mutable_region()->set_row_end(5);  // near-valid: past the last row
+  p.add_calls()->set_refresh(0);
+  for (int i = 0; i < 5; ++i) *p.add_calls()->mutable_watch() = watch("h", 1, 1, v1::POOL_MAX);
+  Write("watch", "limits", p.SerializeAsString());
+}
+
+void ReadAndResetSeeds() {
+  ReadAndResetProgram p;
+  *p.add_calls()->mutable_create() = Create("h", 6, 10, 3, true);
+  *p.add_calls()->mutable_ingest() = Ingest(1, "h", v1::SAMPLE_TYPE_BIN_INDEX_U32, U32s({0, 5, 9, 10, 33, 59}));
+  *p.add_calls()->mutable_ingest() =
+      Ingest(2, "h", v1::SAMPLE_TYPE_XY_F32, Packed<float>({0.5f, 0.0f, -1.0f, 2.0f, NAN, 0.25f}));
+  ReadAndResetCall* c = p.add_calls();
+  c->mutable_read_and_reset()->set_name("h");
+  c->mutable_read_and_reset()->set_max_chunk_bytes(7);
+  *p.add_calls()->mutable_ingest() = Ingest(3, "h", v1::SAMPLE_TYPE_BIN_INDEX_U32, U32s({1, 1, 1, 1, 2}));
+  c = p.add_calls();
+  c->mutable_read_and_reset()->set_name("h");
+  c->set_cancelled(true);
+  c = p.add_calls();
+  c->mutable_read_and_reset()->set_name("h");
+  c->mutable_read_and_reset()->set_max_chunk_bytes(16);
+  c->set_chunks_read(2);
+  p.add_calls()->mutable_read_and_reset()->set_name("h");
+  Write("read_and_reset", "cycles-cancel-partial", p.SerializeAsString());
+
+  p.Clear();
+  *p.add_calls()->mutable_create() = Create("big", 64, 64, 255);
+  *p.add_calls()->mutable_ingest() = Ingest(1, "big", v1::SAMPLE_TYPE_BIN_INDEX_U32, U32s({0, 4095}));
+  p.add_calls()->mutable_read_and_reset()->set_name("big");  // 4 KiB default chunks: one
+  c = p.add_calls();
+  c->mutable_read_and_reset()->set_name("big");
+  c->mutable_read_and_reset()->set_max_chunk_bytes(1u << 31);  // clamped to the message limit
+  p.add_calls()->mutable_read_and_reset()->set_name("missing");
+  Write("read_and_reset", "chunk-sizes-missing", p.SerializeAsString());
+}
+
 void ComputeSeeds() {
   ComputeProgram p;
   ComputeCall* c = p.add_calls();
@@ -312,6 +390,8 @@ int main(int argc, char** argv) {
   histd::fuzz::HistogramsSeeds();
   histd::fuzz::QuerySeeds();
   histd::fuzz::ComputeSeeds();
+  histd::fuzz::WatchSeeds();
+  histd::fuzz::ReadAndResetSeeds();
   histd::fuzz::IngestDecoderSeeds();
   histd::fuzz::SnapshotSeeds();
   histd::fuzz::NpySeeds();

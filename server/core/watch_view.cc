@@ -53,6 +53,12 @@ absl::Status WatchView::Prepare(const v1::WatchRequest& request) {
 }
 
 absl::StatusOr<bool> WatchView::Refresh() {
+  // The watched histogram, not whichever now has its name.
+  absl::StatusOr<std::shared_ptr<HistogramEntry>> current = ctx_.store->Find(entry_->name());
+  if (!current.ok() || *current != entry_) {
+    return absl::NotFoundError(
+        absl::StrFormat("histogram '%s' was deleted while watched", entry_->name()));
+  }
   absl::StatusOr<PooledView> view =
       ReadPooledView(*ctx_.engine, *ctx_.host_budget, *entry_, view_);
   if (!view.ok()) return view.status();

@@ -10,7 +10,9 @@
 // naming it). The region is checked by each read (server/core/pooled_view.h: INVALID_ARGUMENT
 // for one outside the histogram or empty).
 //
-// Refresh reads the pooled view (one engine call, its buffer charged while it runs). When it
+// Refresh answers NOT_FOUND once the watched histogram is deleted (also when another has
+// been created under its name since). Else it reads the pooled view (one engine call, its
+// buffer charged while it runs). When it
 // differs from the last update made (the first read always does), update() becomes the next
 // update to send: sequence one more, dtype DTYPE_U32 for POOL_SUM and DTYPE_U8 for
 // POOL_MAX, min(rows, the region's rows) x min(cols, its cols) cells, the region, the cap.

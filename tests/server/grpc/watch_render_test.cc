@@ -1,7 +1,7 @@
 // histd.v1.Query Render and Watch through real gRPC on every engine: the pooled view a Watch
 // sends against a reference computed from the whole histogram's bins, updates only on
-// change, the limits (interval floor, size cap, concurrent queries), the end at shutdown and
-// when the client stops reading, and Render's PNG and error codes.
+// change, the limits (interval floor, size cap, concurrent queries), the end at shutdown, when
+// the client stops reading and once the histogram is deleted, and Render's PNG and error codes.
 #include <atomic>
 #include <cstring>
 #include <functional>
@@ -194,6 +194,32 @@ TEST_P(WatchRenderTest, AWatchHoldsAQueryPermitUntilItEnds) {
   EXPECT_EQ(QueryWhole("q").status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
   watch.reset();  // cancels
   EXPECT_TRUE(WaitUntil([&] { return QueryWhole("q").status.ok(); }));
+}
+
+// Regression (found by histd_fuzz_watch): a watch held its histogram, so once it was deleted
+// (or deleted and created again under the same name) the watch went on reading the old bins
+// forever, and their memory stayed charged, instead of ending NOT_FOUND.
+TEST_P(WatchRenderTest, EndsNotFoundOnceTheHistogramIsDeleted) {
+  for (const bool recreate : {false, true}) {
+    SCOPED_TRACE(recreate ? "deleted and created again" : "deleted");
+    ASSERT_TRUE(Create("d", 8, 8).ok());
+    WatchReader watch(*query_, Request("d", 4, 4, 100));
+    ASSERT_TRUE(WaitUntil([&] { return watch.count() >= 1; })) << watch.status().error_message();
+    grpc::ClientContext ctx;
+    v1::DeleteHistogramRequest request;
+    request.set_name("d");
+    v1::DeleteHistogramResponse response;
+    ASSERT_TRUE(histograms_->DeleteHistogram(&ctx, request, &response).ok());
+    if (recreate) ASSERT_TRUE(Create("d", 8, 8).ok());
+    ASSERT_TRUE(WaitUntil([&] { return watch.ended(); }));
+    EXPECT_EQ(watch.status().error_code(), grpc::StatusCode::NOT_FOUND)
+        << watch.status().error_message();
+    EXPECT_EQ(watch.count(), 1u);
+    if (recreate) {
+      grpc::ClientContext delete_ctx;
+      ASSERT_TRUE(histograms_->DeleteHistogram(&delete_ctx, request, &response).ok());
+    }
+  }
 }
 
 TEST_P(WatchRenderTest, ShutdownEndsWatchesUnavailableWithoutWaitingOutTheGrace) {

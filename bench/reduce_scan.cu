@@ -7,22 +7,26 @@
 // Every op is captured `iters` times into a CUDA graph and the graph's replays are timed
 // (median of 15), so host launch overhead stays out of small sizes for us and CUB alike.
 // 2^20 and 2^24 inputs stay in the 50 MB L2 between replays; 2^28 (1 GiB) does not.
+// Production rows run DeviceReduce, DeviceScan and DeviceProjection; the tuning alternatives,
+// projection shapes and seed reproductions are experiments (experiments/reduce_scan/).
 #include <cub/device/device_reduce.cuh>
 #include <cub/device/device_scan.cuh>
 
 #include <cstdio>
 #include <functional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "bench/bench_util.cuh"
-#include "kernels/reduce_scan/dispatch_reduce.cuh"
-#include "kernels/reduce_scan/dispatch_scan.cuh"
-#include "kernels/reduce_scan/reduce.h"
-#include "kernels/reduce_scan/projection.h"
+#include "experiments/reduce_scan/projection_variants.h"
+#include "experiments/reduce_scan/reduce_scan_tunings.cuh"
 #include "experiments/reduce_scan/row_partition.h"
-#include "kernels/reduce_scan/scan.h"
 #include "experiments/reduce_scan/seed_reduce.h"
+#include "kernels/reduce_scan/projection.h"
+#include "kernels/reduce_scan/reduce.h"
+#include "kernels/reduce_scan/scan.h"
+#include "kernels/reduce_scan/tuning.h"
 
 namespace {
 
@@ -105,50 +109,34 @@ void PrintTable(const std::string& title, const std::vector<Row>& rows, double b
   t.Print(title);
 }
 
-template <typename Tuning>
-Op OurReduceF32(const float* in, uint64_t n, float* out, Scratch& ws, int sms, bool pdl = true) {
-  const hc::ReduceArgs a{in, DType::kF32, 1, n, ReduceOp::kSum, Dim::kAll, out};
-  rs::ReducePlan plan = rs::MakeReducePlan<Tuning>(a, sms);
-  plan.dependent_launch = pdl;
-  void* w = ws.Get(plan.workspace_bytes);
-  return [=](cudaStream_t s) { BENCH_OK((rs::LaunchReduce<float, rs::SumOp, Tuning>(plan, in, 1, n, out, w, s))); };
-}
-
-template <typename A, typename Tuning>
-Op OurScanF32(const float* in, uint64_t n, float* out, Scratch& ws, int sms) {
-  const hc::ScanArgs a{in, DType::kF32, 1, n, true, Dim::kAll, out};
-  const rs::ScanPlan plan = rs::MakeScanPlan<float, A, Tuning>(a, sms);
-  void* w = ws.Get(plan.workspace_bytes);
-  return [=](cudaStream_t s) { BENCH_OK((rs::LaunchScan<float, A, float, Tuning>(plan, in, out, 1, n, true, w, s))); };
-}
-
-// Any dtype / dimension through the dispatch layer with an explicit scan tuning.
-template <typename T, typename Tuning>
-Op TunedScan(const hc::ScanArgs& a, Scratch& ws, int sms, bool allow_warp_rows = true) {
-  using A = typename rs::ScanWorkFor<T>::type;
-  using R = typename rs::Types<T, rs::SumOp>::Result;
-  const rs::ScanPlan plan = rs::MakeScanPlan<T, A, Tuning>(a, sms, allow_warp_rows);
-  void* w = ws.Get(plan.workspace_bytes);
-  return [=](cudaStream_t s) {
-    BENCH_OK((rs::LaunchScan<T, A, R, Tuning>(plan, static_cast<const T*>(a.input), static_cast<R*>(a.output),
-                                              a.rows, a.cols, a.inclusive, w, s)));
-  };
-}
-
+// The production op, or an experiment with a forced tuning, through its lifecycle.
 template <typename Api, typename Args>
 Op ViaApi(const Args& a, Scratch& ws) {
-  absl::StatusOr<size_t> need = Api::get_workspace_size(a);
-  BENCH_OK(need.status());
-  void* w = ws.Get(*need);
-  const size_t bytes = *need;
-  return [=](cudaStream_t s) { BENCH_OK(Api::run(a, w, bytes, s)); };
+  BENCH_OK(Api::can_implement(a));
+  void* w = ws.Get(Api::get_workspace_size(a));
+  return [=](cudaStream_t s) { BENCH_OK(Api::run(a, w, s)); };
+}
+
+template <typename Tuning, bool kFinalizePdl = true>
+Op OurReduceF32(const float* in, uint64_t n, float* out, Scratch& ws) {
+  return ViaApi<hc::ReduceWithTuning<float, Tuning, kFinalizePdl>>(
+      hc::ReduceArgs{in, DType::kF32, 1, n, ReduceOp::kSum, Dim::kAll, out}, ws);
+}
+
+template <typename Tuning>
+Op OurScanF32(const float* in, uint64_t n, float* out, Scratch& ws) {
+  return ViaApi<hc::ScanWithTuning<float, Tuning>>(hc::ScanArgs{in, DType::kF32, 1, n, true, Dim::kAll, out}, ws);
+}
+
+// Any dtype / dimension with an explicit scan tuning.
+template <typename T, typename Tuning, bool kAllowWarpRows = true>
+Op TunedScan(const hc::ScanArgs& a, Scratch& ws) {
+  return ViaApi<hc::ScanWithTuning<T, Tuning, kAllowWarpRows>>(a, ws);
 }
 
 }  // namespace
 
 int main() {
-  int sms = 0;
-  BENCH_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
   cudaStream_t s;
   BENCH_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   const double copy = CopyBandwidthGBs();
@@ -174,12 +162,12 @@ int main() {
                      BENCH_CUDA(cub::DeviceReduce::Sum(cw, cub_bytes, fin, fout, static_cast<int>(n), st)); }, it, s)});
     red.push_back({"DeviceReduce (256 thr x 8 vec, 8 blk/SM)", n,
                    TimeUs(ViaApi<hc::DeviceReduce>(hc::ReduceArgs{fin, DType::kF32, 1, n, ReduceOp::kSum, Dim::kAll, fout}, ws), it, s)});
-    red.push_back({"  same, finalize without PDL", n, TimeUs(OurReduceF32<rs::ReduceTuning>(fin, n, fout, ws, sms, false), it, s)});
-    red.push_back({"  tuning 256 x 4 vec, 4 blk/SM (former default)", n, TimeUs(OurReduceF32<rs::ReduceTuningT<256, 4, 4>>(fin, n, fout, ws, sms), it, s)});
-    red.push_back({"  tuning 256 x 16 vec, 4 blk/SM", n, TimeUs(OurReduceF32<rs::ReduceTuningT<256, 16, 4>>(fin, n, fout, ws, sms), it, s)});
-    red.push_back({"  tuning 256 x 8 vec, 4 blk/SM", n, TimeUs(OurReduceF32<rs::ReduceTuningT<256, 8, 4>>(fin, n, fout, ws, sms), it, s)});
-    red.push_back({"  tuning 256 x 4 vec, 8 blk/SM", n, TimeUs(OurReduceF32<rs::ReduceTuningT<256, 4, 8>>(fin, n, fout, ws, sms), it, s)});
-    red.push_back({"  tuning 512 x 4 vec, 2 blk/SM", n, TimeUs(OurReduceF32<rs::ReduceTuningT<512, 4, 2>>(fin, n, fout, ws, sms), it, s)});
+    red.push_back({"  same, finalize without PDL", n, TimeUs(OurReduceF32<rs::ReduceTuning, false>(fin, n, fout, ws), it, s)});
+    red.push_back({"  tuning 256 x 4 vec, 4 blk/SM (former default)", n, TimeUs(OurReduceF32<rs::ReduceTuningT<256, 4, 4>>(fin, n, fout, ws), it, s)});
+    red.push_back({"  tuning 256 x 16 vec, 4 blk/SM", n, TimeUs(OurReduceF32<rs::ReduceTuningT<256, 16, 4>>(fin, n, fout, ws), it, s)});
+    red.push_back({"  tuning 256 x 8 vec, 4 blk/SM", n, TimeUs(OurReduceF32<rs::ReduceTuningT<256, 8, 4>>(fin, n, fout, ws), it, s)});
+    red.push_back({"  tuning 256 x 4 vec, 8 blk/SM", n, TimeUs(OurReduceF32<rs::ReduceTuningT<256, 4, 8>>(fin, n, fout, ws), it, s)});
+    red.push_back({"  tuning 512 x 4 vec, 2 blk/SM", n, TimeUs(OurReduceF32<rs::ReduceTuningT<512, 4, 2>>(fin, n, fout, ws), it, s)});
     red.push_back({"seed 004 row partition (r <= 1000)", n,
                    TimeUs(ViaApi<hc::RowPartitionReduce>(hc::RowPartitionArgs{fin, n, fout, true}, ws), it, s)});
   }
@@ -199,34 +187,34 @@ int main() {
     scan.push_back({"DeviceScan exclusive", n,
                     TimeUs(ViaApi<hc::DeviceScan>(hc::ScanArgs{fin, DType::kF32, 1, n, false, Dim::kAll, fout}, ws), it, s)});
     // ScanTuningT<threads, items, min blocks per SM, reduce first>
-    scan.push_back({"  grouped 128 x 24, min 8, reduce first (former default)", n, TimeUs(OurScanF32<float, rs::ScanTuningT<128, 24, 8, true>>(fin, n, fout, ws, sms), it, s)});
-    scan.push_back({"  f32 work 128 x 24, min 5, scan first", n, TimeUs(OurScanF32<float, rs::ScanTuningT<128, 24, 5, false>>(fin, n, fout, ws, sms), it, s)});
-    scan.push_back({"  f32 work 128 x 32, min 6, reduce first", n, TimeUs(OurScanF32<float, rs::ScanTuningT<128, 32, 6, true>>(fin, n, fout, ws, sms), it, s)});
-    scan.push_back({"  f32 work 256 x 24, min 4, reduce first", n, TimeUs(OurScanF32<float, rs::ScanTuningT<256, 24, 4, true>>(fin, n, fout, ws, sms), it, s)});
+    scan.push_back({"  grouped 128 x 24, min 8, reduce first (former default)", n, TimeUs(OurScanF32<rs::ScanTuningT<128, 24, 8, true>>(fin, n, fout, ws), it, s)});
+    scan.push_back({"  f32 work 128 x 24, min 5, scan first", n, TimeUs(OurScanF32<rs::ScanTuningT<128, 24, 5, false>>(fin, n, fout, ws), it, s)});
+    scan.push_back({"  f32 work 128 x 32, min 6, reduce first", n, TimeUs(OurScanF32<rs::ScanTuningT<128, 32, 6, true>>(fin, n, fout, ws), it, s)});
+    scan.push_back({"  f32 work 256 x 24, min 4, reduce first", n, TimeUs(OurScanF32<rs::ScanTuningT<256, 24, 4, true>>(fin, n, fout, ws), it, s)});
     // Chained look-back (chained_prefix.cuh): CUB-style per-tile windows, left-fold prefixes.
     // ScanTuningT<threads, items, min blocks per SM, reduce first, chained>
-    scan.push_back({"  chained 128 x 24, min 8, reduce first", n, TimeUs(OurScanF32<float, rs::ScanTuningT<128, 24, 8, true, true>>(fin, n, fout, ws, sms), it, s)});
-    scan.push_back({"  chained 128 x 24, min 5, scan first", n, TimeUs(OurScanF32<float, rs::ScanTuningT<128, 24, 5, false, true>>(fin, n, fout, ws, sms), it, s)});
-    scan.push_back({"  chained 128 x 32, min 6, reduce first", n, TimeUs(OurScanF32<float, rs::ScanTuningT<128, 32, 6, true, true>>(fin, n, fout, ws, sms), it, s)});
-    scan.push_back({"  chained 256 x 24, min 4, reduce first", n, TimeUs(OurScanF32<float, rs::ScanTuningT<256, 24, 4, true, true>>(fin, n, fout, ws, sms), it, s)});
-    scan.push_back({"  chained 256 x 16, min 4, reduce first", n, TimeUs(OurScanF32<float, rs::ScanTuningT<256, 16, 4, true, true>>(fin, n, fout, ws, sms), it, s)});
-    scan.push_back({"  chained 256 x 32, min 3, reduce first", n, TimeUs(OurScanF32<float, rs::ScanTuningT<256, 32, 3, true, true>>(fin, n, fout, ws, sms), it, s)});
-    scan.push_back({"  chained 512 x 16, min 2, reduce first", n, TimeUs(OurScanF32<float, rs::ScanTuningT<512, 16, 2, true, true>>(fin, n, fout, ws, sms), it, s)});
+    scan.push_back({"  chained 128 x 24, min 8, reduce first", n, TimeUs(OurScanF32<rs::ScanTuningT<128, 24, 8, true, true>>(fin, n, fout, ws), it, s)});
+    scan.push_back({"  chained 128 x 24, min 5, scan first", n, TimeUs(OurScanF32<rs::ScanTuningT<128, 24, 5, false, true>>(fin, n, fout, ws), it, s)});
+    scan.push_back({"  chained 128 x 32, min 6, reduce first", n, TimeUs(OurScanF32<rs::ScanTuningT<128, 32, 6, true, true>>(fin, n, fout, ws), it, s)});
+    scan.push_back({"  chained 256 x 24, min 4, reduce first", n, TimeUs(OurScanF32<rs::ScanTuningT<256, 24, 4, true, true>>(fin, n, fout, ws), it, s)});
+    scan.push_back({"  chained 256 x 16, min 4, reduce first", n, TimeUs(OurScanF32<rs::ScanTuningT<256, 16, 4, true, true>>(fin, n, fout, ws), it, s)});
+    scan.push_back({"  chained 256 x 32, min 3, reduce first", n, TimeUs(OurScanF32<rs::ScanTuningT<256, 32, 3, true, true>>(fin, n, fout, ws), it, s)});
+    scan.push_back({"  chained 512 x 16, min 2, reduce first", n, TimeUs(OurScanF32<rs::ScanTuningT<512, 16, 2, true, true>>(fin, n, fout, ws), it, s)});
     // ScanTuningT<..., ticket, look-back windows, streaming (.cs) loads and stores>
-    scan.push_back({"  chained 128 x 32, min 6, reduce first, streaming", n, TimeUs(OurScanF32<float, rs::ScanTuningT<128, 32, 6, true, true, true, 16, true>>(fin, n, fout, ws, sms), it, s)});
-    scan.push_back({"  chained 256 x 32, min 3, reduce first, streaming", n, TimeUs(OurScanF32<float, rs::ScanTuningT<256, 32, 3, true, true, true, 16, true>>(fin, n, fout, ws, sms), it, s)});
-    scan.push_back({"  chained 256 x 24, min 4, reduce first, streaming", n, TimeUs(OurScanF32<float, rs::ScanTuningT<256, 24, 4, true, true, true, 16, true>>(fin, n, fout, ws, sms), it, s)});
-    scan.push_back({"  chained 256 x 48, min 2, reduce first, streaming", n, TimeUs(OurScanF32<float, rs::ScanTuningT<256, 48, 2, true, true, true, 16, true>>(fin, n, fout, ws, sms), it, s)});
-    scan.push_back({"  chained 384 x 32, min 2, reduce first, streaming", n, TimeUs(OurScanF32<float, rs::ScanTuningT<384, 32, 2, true, true, true, 16, true>>(fin, n, fout, ws, sms), it, s)});
-    scan.push_back({"  chained 512 x 32, min 2, reduce first, streaming", n, TimeUs(OurScanF32<float, rs::ScanTuningT<512, 32, 2, true, true, true, 16, true>>(fin, n, fout, ws, sms), it, s)});
-    scan.push_back({"  chained 256 x 64, min 1, reduce first, streaming", n, TimeUs(OurScanF32<float, rs::ScanTuningT<256, 64, 1, true, true, true, 16, true>>(fin, n, fout, ws, sms), it, s)});
-    scan.push_back({"  chained 128 x 24, min 8, reduce first, 4 look-back windows", n, TimeUs(OurScanF32<float, rs::ScanTuningT<128, 24, 8, true, true, true, 4>>(fin, n, fout, ws, sms), it, s)});
-    scan.push_back({"  chained 128 x 24, min 8, reduce first, 64 look-back windows", n, TimeUs(OurScanF32<float, rs::ScanTuningT<128, 24, 8, true, true, true, 64>>(fin, n, fout, ws, sms), it, s)});
-    scan.push_back({"  chained 128 x 24, min 8, reduce first, blockIdx order (no ticket)", n, TimeUs(OurScanF32<float, rs::ScanTuningT<128, 24, 8, true, true, false>>(fin, n, fout, ws, sms), it, s)});
-    scan.push_back({"  chained 256 x 24, min 4, reduce first, blockIdx order (no ticket)", n, TimeUs(OurScanF32<float, rs::ScanTuningT<256, 24, 4, true, true, false>>(fin, n, fout, ws, sms), it, s)});
-    scan.push_back({"  grouped 128 x 24, min 8, reduce first, blockIdx order (no ticket)", n, TimeUs(OurScanF32<float, rs::ScanTuningT<128, 24, 8, true, false, false>>(fin, n, fout, ws, sms), it, s)});
+    scan.push_back({"  chained 128 x 32, min 6, reduce first, streaming", n, TimeUs(OurScanF32<rs::ScanTuningT<128, 32, 6, true, true, true, 16, true>>(fin, n, fout, ws), it, s)});
+    scan.push_back({"  chained 256 x 32, min 3, reduce first, streaming", n, TimeUs(OurScanF32<rs::ScanTuningT<256, 32, 3, true, true, true, 16, true>>(fin, n, fout, ws), it, s)});
+    scan.push_back({"  chained 256 x 24, min 4, reduce first, streaming", n, TimeUs(OurScanF32<rs::ScanTuningT<256, 24, 4, true, true, true, 16, true>>(fin, n, fout, ws), it, s)});
+    scan.push_back({"  chained 256 x 48, min 2, reduce first, streaming", n, TimeUs(OurScanF32<rs::ScanTuningT<256, 48, 2, true, true, true, 16, true>>(fin, n, fout, ws), it, s)});
+    scan.push_back({"  chained 384 x 32, min 2, reduce first, streaming", n, TimeUs(OurScanF32<rs::ScanTuningT<384, 32, 2, true, true, true, 16, true>>(fin, n, fout, ws), it, s)});
+    scan.push_back({"  chained 512 x 32, min 2, reduce first, streaming", n, TimeUs(OurScanF32<rs::ScanTuningT<512, 32, 2, true, true, true, 16, true>>(fin, n, fout, ws), it, s)});
+    scan.push_back({"  chained 256 x 64, min 1, reduce first, streaming", n, TimeUs(OurScanF32<rs::ScanTuningT<256, 64, 1, true, true, true, 16, true>>(fin, n, fout, ws), it, s)});
+    scan.push_back({"  chained 128 x 24, min 8, reduce first, 4 look-back windows", n, TimeUs(OurScanF32<rs::ScanTuningT<128, 24, 8, true, true, true, 4>>(fin, n, fout, ws), it, s)});
+    scan.push_back({"  chained 128 x 24, min 8, reduce first, 64 look-back windows", n, TimeUs(OurScanF32<rs::ScanTuningT<128, 24, 8, true, true, true, 64>>(fin, n, fout, ws), it, s)});
+    scan.push_back({"  chained 128 x 24, min 8, reduce first, blockIdx order (no ticket)", n, TimeUs(OurScanF32<rs::ScanTuningT<128, 24, 8, true, true, false>>(fin, n, fout, ws), it, s)});
+    scan.push_back({"  chained 256 x 24, min 4, reduce first, blockIdx order (no ticket)", n, TimeUs(OurScanF32<rs::ScanTuningT<256, 24, 4, true, true, false>>(fin, n, fout, ws), it, s)});
+    scan.push_back({"  grouped 128 x 24, min 8, reduce first, blockIdx order (no ticket)", n, TimeUs(OurScanF32<rs::ScanTuningT<128, 24, 8, true, false, false>>(fin, n, fout, ws), it, s)});
     scan.push_back({"  chained exclusive 128 x 24, min 8, reduce first", n, TimeUs(TunedScan<float, rs::ScanTuningT<128, 24, 8, true, true>>(
-                                                                               hc::ScanArgs{fin, DType::kF32, 1, n, false, Dim::kAll, fout}, ws, sms), it, s)});
+                                                                               hc::ScanArgs{fin, DType::kF32, 1, n, false, Dim::kAll, fout}, ws), it, s)});
     scan.push_back({"seed 004 row partition (reduce, sums-to-starts, scan)", n,
                     TimeUs(ViaApi<hc::RowPartitionScan>(hc::RowPartitionArgs{fin, n, fout, true}, ws), it, s)});
   }
@@ -310,14 +298,16 @@ int main() {
       using Maker = std::function<Op(uint64_t)>;
       auto proj = [&](Dim dim, PV v, bool pdl) -> Maker {
         return [=](uint64_t h) -> Op {
-          const hc::ProjectionArgs a{hist + h * kBins, kRows, kCols, dim, reinterpret_cast<uint64_t*>(fout), v, pdl};
-          return [=](cudaStream_t st) { BENCH_OK(hc::DeviceProjection::run(a, st)); };
+          const hc::ProjectionArgs a{hist + h * kBins, kRows, kCols, dim, reinterpret_cast<uint64_t*>(fout), pdl};
+          BENCH_OK(hc::ProjectionWithVariant::can_implement(a, v));
+          return [=](cudaStream_t st) { BENCH_OK(hc::ProjectionWithVariant::run(a, v, nullptr, st)); };
         };
       };
-      auto scan_u8 = [&](Dim dim, auto tuning, bool warp_rows) -> Maker {
+      auto scan_u8 = [&](Dim dim, auto tuning, auto warp_rows) -> Maker {
         using Tu = decltype(tuning);
         return [=, &ws](uint64_t h) -> Op {
-          return TunedScan<U8, Tu>(hc::ScanArgs{hist + h * kBins, DType::kU8, kRows, kCols, true, dim, fout}, ws, sms, warp_rows);
+          return TunedScan<U8, Tu, decltype(warp_rows)::value>(
+              hc::ScanArgs{hist + h * kBins, DType::kU8, kRows, kCols, true, dim, fout}, ws);
         };
       };
       struct Variant { const char* name; uint64_t out_bytes; Maker make; };
@@ -345,14 +335,14 @@ int main() {
           {"  column sums, packed 4 x 64, 4 loads in flight, PDL", kCols * 8, proj(Dim::kRows, PV::kColsPacked4x64U4, true)},
           {"  column sums, packed 8 x 32 (64 blocks), 8 loads in flight, PDL", kCols * 8, proj(Dim::kRows, PV::kColsPacked8x32U8, true)},
           {"  column sums, packed 2 x 128, 1 load in flight, PDL", kCols * 8, proj(Dim::kRows, PV::kColsPacked2x128U1, true)},
-          {"  CDF along rows, chained 128 x 16", kBins * 8, scan_u8(Dim::kCols, rs::ScanTuningT<128, 16, 1, false, true>{}, true)},
-          {"  CDF along rows, block per row 128 x 64, reduce first", kBins * 8, scan_u8(Dim::kCols, rs::ScanTuningT<128, 64, 1, true, true>{}, false)},
-          {"  CDF along rows, block per row 256 x 32, reduce first", kBins * 8, scan_u8(Dim::kCols, rs::ScanTuningT<256, 32, 1, true, true>{}, false)},
-          {"  CDF along rows, 2 tiles per row 128 x 32, reduce first, chained", kBins * 8, scan_u8(Dim::kCols, rs::ScanTuningT<128, 32, 1, true, true>{}, false)},
-          {"  flat scan, chained 128 x 16", kBins * 8, scan_u8(Dim::kAll, rs::ScanTuningT<128, 16, 1, false, true>{}, true)},
-          {"  flat scan, chained 128 x 32, reduce first", kBins * 8, scan_u8(Dim::kAll, rs::ScanTuningT<128, 32, 1, true, true>{}, true)},
-          {"  flat scan, chained 256 x 32, reduce first", kBins * 8, scan_u8(Dim::kAll, rs::ScanTuningT<256, 32, 1, true, true>{}, true)},
-          {"  flat scan, grouped 128 x 32, reduce first", kBins * 8, scan_u8(Dim::kAll, rs::ScanTuningT<128, 32, 1, true, false>{}, true)},
+          {"  CDF along rows, chained 128 x 16", kBins * 8, scan_u8(Dim::kCols, rs::ScanTuningT<128, 16, 1, false, true>{}, std::true_type{})},
+          {"  CDF along rows, block per row 128 x 64, reduce first", kBins * 8, scan_u8(Dim::kCols, rs::ScanTuningT<128, 64, 1, true, true>{}, std::false_type{})},
+          {"  CDF along rows, block per row 256 x 32, reduce first", kBins * 8, scan_u8(Dim::kCols, rs::ScanTuningT<256, 32, 1, true, true>{}, std::false_type{})},
+          {"  CDF along rows, 2 tiles per row 128 x 32, reduce first, chained", kBins * 8, scan_u8(Dim::kCols, rs::ScanTuningT<128, 32, 1, true, true>{}, std::false_type{})},
+          {"  flat scan, chained 128 x 16", kBins * 8, scan_u8(Dim::kAll, rs::ScanTuningT<128, 16, 1, false, true>{}, std::true_type{})},
+          {"  flat scan, chained 128 x 32, reduce first", kBins * 8, scan_u8(Dim::kAll, rs::ScanTuningT<128, 32, 1, true, true>{}, std::true_type{})},
+          {"  flat scan, chained 256 x 32, reduce first", kBins * 8, scan_u8(Dim::kAll, rs::ScanTuningT<256, 32, 1, true, true>{}, std::true_type{})},
+          {"  flat scan, grouped 128 x 32, reduce first", kBins * 8, scan_u8(Dim::kAll, rs::ScanTuningT<128, 32, 1, true, false>{}, std::true_type{})},
       };
       for (const Variant& v : variants) {
         std::vector<Op> ops;

@@ -92,11 +92,9 @@ absl::StatusOr<HostArray> ZeroResult(const ResultShape& shape) {
 
 template <typename Op, typename Args>
 absl::Status RunWithWorkspace(const Args& args, cudaStream_t stream, CallMemory& memory) {
-  auto bytes = Op::get_workspace_size(args);
-  if (!bytes.ok()) return bytes.status();
-  auto workspace = memory.Allocate(*bytes, "workspace");
+  auto workspace = memory.Allocate(Op::get_workspace_size(args), "workspace");
   if (!workspace.ok()) return workspace.status();
-  HISTD_RETURN_IF_ERROR(Op::run(args, workspace->get(), *bytes, stream));
+  HISTD_RETURN_IF_ERROR(Op::run(args, workspace->get(), stream));
   // The workspace is freed by cudaFree, which waits for the device: keep it until done.
   return ToStatus(cudaStreamSynchronize(stream), "compute");
 }

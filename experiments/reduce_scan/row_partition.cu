@@ -1,5 +1,6 @@
-// Seed 004's row-partition reduce and scan (see row_partition.h). The per-block work reuses
-// the production building blocks: SliceReduce for GPU_Reduce, TileScan for GPU_Scan.
+// Seed 004's row-partition reduce and scan (see row_partition.h). GPU_Reduce and GPU_SumRows
+// are the production segment sum's kernels (run through dispatch/launch_typed.cuh, not built
+// again here); GPU_Scan reuses the production TileScan in a kernel of its own.
 #include "experiments/reduce_scan/row_partition.h"
 
 #include <cuda_runtime.h>
@@ -8,10 +9,12 @@
 
 #include "absl/strings/str_format.h"
 #include "kernels/common/cuda_status.h"
-#include "kernels/reduce_scan/agent_reduce.cuh"
-#include "kernels/reduce_scan/agent_scan.cuh"
-#include "kernels/reduce_scan/device_query.h"
+#include "kernels/reduce_scan/agent/agent_scan.cuh"
+#include "kernels/reduce_scan/dispatch/dispatch_reduce.cuh"
+#include "kernels/reduce_scan/dispatch/launch_typed.cuh"
+#include "kernels/reduce_scan/op_checks.h"
 #include "kernels/reduce_scan/tuning.h"
+#include "kernels/reduce_scan/warp/warp_reduce.cuh"
 
 namespace histd::cuda {
 namespace {
@@ -27,12 +30,10 @@ struct Partition {
   uint64_t tiles = 0, rows = 0, tiles_per_row = 0;
 };
 
-absl::StatusOr<Partition> MakePartition(uint64_t n) {
-  absl::StatusOr<int> sms = CurrentDeviceSmCount();
-  if (!sms.ok()) return sms.status();
+Partition MakePartition(uint64_t n, int sms) {
   Partition p;
   p.tiles = (n + Tile::V - 1 + Tile::kTile - 1) / Tile::kTile;  // covers the view, any shift
-  const uint64_t want = std::min<uint64_t>(kMaxRows, uint64_t(*sms) * kRowsPerSm);
+  const uint64_t want = std::min<uint64_t>(kMaxRows, uint64_t(sms) * kRowsPerSm);
   p.tiles_per_row = (p.tiles + want - 1) / want;
   p.rows = (p.tiles + p.tiles_per_row - 1) / p.tiles_per_row;
   return p;
@@ -75,13 +76,21 @@ __global__ void __launch_bounds__(Tuning::kThreads)
   }
 }
 
-// GPU_Reduce: row k's sum (double) into sums[k]; with a single row, the float result.
-absl::Status LaunchRowSums(const Partition& p, const RowPartitionArgs& a, double* sums,
-                           float* single, cudaStream_t stream) {
-  using RT = reduce_scan::ReduceTuning;
-  reduce_scan::SegmentReduceKernel<float, SumOp, RT><<<static_cast<unsigned>(p.rows), RT::kThreads, 0, stream>>>(
-      a.input, 0, a.n, static_cast<uint32_t>(p.rows), p.tiles_per_row * kVectorsPerTile, single, sums);
-  return CheckLaunch("GPU_Reduce (SegmentReduceKernel)", stream);
+// GPU_Reduce (production's segment sum, one segment split in p.rows): row k's sum (double)
+// into sums[k]; with a single row, the float result. The plan's finalize (GPU_SumRows) runs
+// without PDL, as the seed's.
+reduce_scan::ReducePlan SegmentPlan(const Partition& p, uint64_t n) {
+  reduce_scan::ReducePlan plan;
+  plan.kind = reduce_scan::ReducePlan::Kind::kSegments;
+  plan.out_elems = 1;
+  plan.segments = 1;
+  plan.seg_len = n;
+  plan.seg_stride = 0;
+  plan.splits = static_cast<uint32_t>(p.rows);
+  plan.per_split = p.tiles_per_row * kVectorsPerTile;
+  plan.workspace_bytes = p.rows > 1 ? p.rows * sizeof(double) : 0;
+  plan.dependent_launch = false;
+  return plan;
 }
 
 absl::Status CheckArgs(const char* what, const RowPartitionArgs& a) {
@@ -101,30 +110,28 @@ absl::Status RowPartitionReduce::can_implement(const RowPartitionArgs& args) {
   return CheckArgs("row-partition reduce", args);
 }
 
-absl::StatusOr<size_t> RowPartitionReduce::get_workspace_size(const RowPartitionArgs& args) {
-  HISTD_RETURN_IF_ERROR(can_implement(args));
-  absl::StatusOr<Partition> p = MakePartition(args.n);
-  if (!p.ok()) return p.status();
-  return p->rows * sizeof(double);
+size_t RowPartitionReduce::get_workspace_size(const RowPartitionArgs& args) {
+  if (!can_implement(args).ok()) return 0;
+  const Partition p = MakePartition(args.n, CurrentDeviceSmCountOr());
+  return p.rows * sizeof(double);
 }
 
-absl::Status RowPartitionReduce::run(const RowPartitionArgs& args, void* workspace,
-                                     size_t workspace_bytes, cudaStream_t stream) {
+absl::Status RowPartitionReduce::run(const RowPartitionArgs& args, void* workspace, cudaStream_t stream) {
   HISTD_RETURN_IF_ERROR(can_implement(args));
   if (args.n == 0) {
     HISTD_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(args.output, 0, sizeof(float), stream));
     return absl::OkStatus();
   }
-  absl::StatusOr<Partition> p = MakePartition(args.n);
-  if (!p.ok()) return p.status();
-  HISTD_RETURN_IF_ERROR(reduce_scan::CheckWorkspace("row-partition reduce", workspace,
-                                                    workspace_bytes, p->rows * sizeof(double)));
+  absl::StatusOr<int> sms = CurrentDeviceSmCount();
+  if (!sms.ok()) return sms.status();
+  const Partition partition = MakePartition(args.n, *sms);
+  const Partition* p = &partition;
+  HISTD_RETURN_IF_ERROR(reduce_scan::CheckWorkspace("row-partition reduce", workspace, p->rows * sizeof(double)));
   auto* sums = static_cast<double*>(workspace);
-  HISTD_RETURN_IF_ERROR(LaunchRowSums(*p, args, sums, args.output, stream));
+  const reduce_scan::ReducePlan plan = SegmentPlan(*p, args.n);
+  HISTD_RETURN_IF_ERROR(reduce_scan::LaunchSumSegments<float>(plan, args.input, args.output, sums, stream));
   if (p->rows == 1) return absl::OkStatus();
-  reduce_scan::FinalizeKernel<double, float, SumOp, 256><<<1, 256, 0, stream>>>(
-      sums, static_cast<uint32_t>(p->rows), args.output);
-  return CheckLaunch("GPU_SumRows (FinalizeKernel)", stream);
+  return reduce_scan::LaunchSumFinalize<float>(plan, sums, args.output, stream);
 }
 
 absl::Status RowPartitionScan::can_implement(const RowPartitionArgs& args) {
@@ -136,26 +143,26 @@ absl::Status RowPartitionScan::can_implement(const RowPartitionArgs& args) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<size_t> RowPartitionScan::get_workspace_size(const RowPartitionArgs& args) {
-  HISTD_RETURN_IF_ERROR(can_implement(args));
-  absl::StatusOr<Partition> p = MakePartition(args.n);
-  if (!p.ok()) return p.status();
-  return 2 * p->rows * sizeof(double);
+size_t RowPartitionScan::get_workspace_size(const RowPartitionArgs& args) {
+  if (!can_implement(args).ok()) return 0;
+  const Partition p = MakePartition(args.n, CurrentDeviceSmCountOr());
+  return 2 * p.rows * sizeof(double);
 }
 
-absl::Status RowPartitionScan::run(const RowPartitionArgs& args, void* workspace,
-                                   size_t workspace_bytes, cudaStream_t stream) {
+absl::Status RowPartitionScan::run(const RowPartitionArgs& args, void* workspace, cudaStream_t stream) {
   HISTD_RETURN_IF_ERROR(can_implement(args));
   if (args.n == 0) return absl::OkStatus();
-  absl::StatusOr<Partition> p = MakePartition(args.n);
-  if (!p.ok()) return p.status();
-  HISTD_RETURN_IF_ERROR(reduce_scan::CheckWorkspace("row-partition scan", workspace,
-                                                    workspace_bytes, 2 * p->rows * sizeof(double)));
+  absl::StatusOr<int> sms = CurrentDeviceSmCount();
+  if (!sms.ok()) return sms.status();
+  const Partition partition = MakePartition(args.n, *sms);
+  const Partition* p = &partition;
+  HISTD_RETURN_IF_ERROR(reduce_scan::CheckWorkspace("row-partition scan", workspace, 2 * p->rows * sizeof(double)));
   auto* sums = static_cast<double*>(workspace);
   double* starts = nullptr;
   if (p->rows > 1) {
     starts = sums + p->rows;
-    HISTD_RETURN_IF_ERROR(LaunchRowSums(*p, args, sums, nullptr, stream));
+    HISTD_RETURN_IF_ERROR(
+        reduce_scan::LaunchSumSegments<float>(SegmentPlan(*p, args.n), args.input, nullptr, sums, stream));
     SumsToStartsKernel<<<1, 1024, 0, stream>>>(sums, static_cast<uint32_t>(p->rows), starts);
     HISTD_RETURN_IF_ERROR(CheckLaunch("GPU_SumsToStarts", stream));
   }

@@ -17,7 +17,6 @@
 #include <cstdint>
 
 #include "absl/status/status.h"
-#include "absl/status/statusor.h"
 
 namespace histd::cuda {
 
@@ -31,17 +30,15 @@ struct RowPartitionArgs {
 class RowPartitionReduce {
  public:
   static absl::Status can_implement(const RowPartitionArgs& args);
-  static absl::StatusOr<size_t> get_workspace_size(const RowPartitionArgs& args);
-  static absl::Status run(const RowPartitionArgs& args, void* workspace, size_t workspace_bytes,
-                          cudaStream_t stream);
+  static size_t get_workspace_size(const RowPartitionArgs& args);  // 0 for args can_implement refuses
+  static absl::Status run(const RowPartitionArgs& args, void* workspace, cudaStream_t stream);
 };
 
 class RowPartitionScan {
  public:
   static absl::Status can_implement(const RowPartitionArgs& args);
-  static absl::StatusOr<size_t> get_workspace_size(const RowPartitionArgs& args);
-  static absl::Status run(const RowPartitionArgs& args, void* workspace, size_t workspace_bytes,
-                          cudaStream_t stream);
+  static size_t get_workspace_size(const RowPartitionArgs& args);  // 0 for args can_implement refuses
+  static absl::Status run(const RowPartitionArgs& args, void* workspace, cudaStream_t stream);
 };
 
 }  // namespace histd::cuda

@@ -8,7 +8,7 @@
 
 #include "absl/strings/str_format.h"
 #include "kernels/common/cuda_status.h"
-#include "kernels/reduce_scan/device_query.h"
+#include "kernels/reduce_scan/op_checks.h"
 
 namespace histd::cuda {
 namespace {
@@ -211,20 +211,15 @@ absl::Status SeedReduce::can_implement(const SeedReduceArgs& args) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<size_t> SeedReduce::get_workspace_size(const SeedReduceArgs& args) {
-  HISTD_RETURN_IF_ERROR(can_implement(args));
+size_t SeedReduce::get_workspace_size(const SeedReduceArgs& args) {
+  if (!can_implement(args).ok()) return 0;
   const uint64_t first = CeilDiv(args.n, kBlock);  // bound on any pass's output
   return (first + CeilDiv(first, kBlock) + 2) * sizeof(int32_t);
 }
 
-absl::Status SeedReduce::run(const SeedReduceArgs& args, void* workspace, size_t workspace_bytes,
-                             cudaStream_t stream) {
-  absl::StatusOr<size_t> need = get_workspace_size(args);
-  if (!need.ok()) return need.status();
-  if (workspace == nullptr || workspace_bytes < *need) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("seed reduce: needs %u bytes of workspace", *need));
-  }
+absl::Status SeedReduce::run(const SeedReduceArgs& args, void* workspace, cudaStream_t stream) {
+  HISTD_RETURN_IF_ERROR(can_implement(args));
+  HISTD_RETURN_IF_ERROR(reduce_scan::CheckWorkspace("seed reduce", workspace, get_workspace_size(args)));
   if (args.n == 0) {
     HISTD_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(args.output, 0, sizeof(int32_t), stream));
     return absl::OkStatus();

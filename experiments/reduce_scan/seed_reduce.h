@@ -22,7 +22,6 @@
 #include <cstdint>
 
 #include "absl/status/status.h"
-#include "absl/status/statusor.h"
 
 namespace histd::cuda {
 
@@ -48,9 +47,8 @@ struct SeedReduceArgs {
 class SeedReduce {
  public:
   static absl::Status can_implement(const SeedReduceArgs& args);
-  static absl::StatusOr<size_t> get_workspace_size(const SeedReduceArgs& args);
-  static absl::Status run(const SeedReduceArgs& args, void* workspace, size_t workspace_bytes,
-                          cudaStream_t stream);
+  static size_t get_workspace_size(const SeedReduceArgs& args);  // 0 for args can_implement refuses
+  static absl::Status run(const SeedReduceArgs& args, void* workspace, cudaStream_t stream);
 };
 
 }  // namespace histd::cuda

@@ -6,7 +6,7 @@
 //     Integer sums wrap modulo 2^64 (signed ones in two's complement; they are computed in
 //     uint64_t, so there is no signed overflow). Reduces add float32 in double and round to
 //     float32 once per output, as the CPU engine does; scans choose their work type in
-//     tuning.cuh (ScanWorkFor).
+//     tuning.h (ScanWorkFor).
 //   - Min/Max: same type as the input; any NaN gives NaN; -0.0 orders below +0.0, so
 //     min(+0, -0) = -0 and max(+0, -0) = +0 whatever the order of the elements.
 // Accumulators inside a thread may be narrower than the result where that is exact: u8 sums

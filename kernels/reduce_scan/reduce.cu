@@ -1,13 +1,17 @@
-// DeviceReduce: argument checks, workspace sizing and the dispatch to the typed launchers.
+// The production reduce: DeviceReduce's entry points (contract in reduce.h): argument checks,
+// the choice of the one-kernel projection for uint8 sums along an axis, the plan and its
+// workspace, and the dispatch to the typed launchers of each op (reduce_{sum,min,max}.cu).
 #include "kernels/reduce_scan/reduce.h"
 
 #include <optional>
 
 #include "absl/strings/str_format.h"
-#include "kernels/reduce_scan/device_query.h"
-#include "kernels/reduce_scan/dispatch_reduce.cuh"
+#include "kernels/common/device_sms.h"
+#include "kernels/reduce_scan/dispatch/dispatch_reduce.cuh"
+#include "kernels/reduce_scan/dispatch/launch_typed.cuh"
+#include "kernels/reduce_scan/op_checks.h"
 #include "kernels/reduce_scan/projection.h"
-#include "kernels/reduce_scan/reduce_typed.h"
+#include "kernels/reduce_scan/tuning.h"
 
 namespace histd::cuda {
 
@@ -53,18 +57,9 @@ absl::Status DeviceReduce::can_implement(const ReduceArgs& args) {
 namespace {
 
 // uint8 sums along an axis of a 16-byte aligned array (histogram projections) run as one
-// kernel with no workspace (projection.h):
-//   row sums: DeviceProjection 64 x 8 with programmatic dependent launch measured 1.58 us on
-//     a resident 256 x 8192 histogram, 1.01x a device copy of its bytes (the reduce path:
-//     2.29 us; bench/results/reduce_scan.md, run of 2026-11-23);
-//   column sums of at most kStripMaxRows rows: one block per 64-column strip with every
-//     row, byte pairs added in 16-bit lanes, 4 loads in flight per thread, lanes combined in
-//     shared memory (packed 4 x 64, U = 4): 1.63 us, 1.01x the copy (the reduce path, which
-//     splits the rows over 8 blocks per strip and adds a second kernel: 2.65 us). Taller
-//     arrays keep the split, which fills the GPU.
-// Same exact integer sums either way.
-constexpr uint64_t kStripMaxRows = 1024;
-
+// kernel with no workspace (projection.h, tuning.h's RowSumsShape and ColumnSumsShape): row
+// sums always, column sums of at most kColumnSumsMaxRows rows. Same exact integer sums as
+// the reduce path.
 std::optional<ProjectionArgs> SumProjection(const ReduceArgs& args) {
   if (args.dtype != DType::kU8 || args.op != ReduceOp::kSum) return std::nullopt;
   ProjectionArgs p;
@@ -75,10 +70,8 @@ std::optional<ProjectionArgs> SumProjection(const ReduceArgs& args) {
   p.dependent_launch = true;
   if (args.collapse == Dim::kCols) {
     p.collapse = Dim::kCols;
-    p.variant = ProjectionVariant::kRows64x8;
-  } else if (args.collapse == Dim::kRows && args.rows <= kStripMaxRows) {
+  } else if (args.collapse == Dim::kRows && args.rows <= reduce_scan::kColumnSumsMaxRows) {
     p.collapse = Dim::kRows;
-    p.variant = ProjectionVariant::kColsPacked4x64U4;
   } else {
     return std::nullopt;
   }
@@ -88,25 +81,20 @@ std::optional<ProjectionArgs> SumProjection(const ReduceArgs& args) {
 
 }  // namespace
 
-absl::StatusOr<size_t> DeviceReduce::get_workspace_size(const ReduceArgs& args) {
-  HISTD_RETURN_IF_ERROR(can_implement(args));
-  if (SumProjection(args)) return size_t{0};
-  absl::StatusOr<int> sms = CurrentDeviceSmCount();
-  if (!sms.ok()) return sms.status();
-  return reduce_scan::MakeReducePlan(args, *sms).workspace_bytes;
+size_t DeviceReduce::get_workspace_size(const ReduceArgs& args) {
+  if (!can_implement(args).ok() || SumProjection(args)) return 0;
+  return reduce_scan::MakeReducePlan(args, CurrentDeviceSmCountOr()).workspace_bytes;
 }
 
-absl::Status DeviceReduce::run(const ReduceArgs& args, void* workspace, size_t workspace_bytes,
-                               cudaStream_t stream) {
+absl::Status DeviceReduce::run(const ReduceArgs& args, void* workspace, cudaStream_t stream) {
   HISTD_RETURN_IF_ERROR(can_implement(args));
   if (std::optional<ProjectionArgs> p = SumProjection(args)) {
-    return DeviceProjection::run(*p, stream);
+    return DeviceProjection::run(*p, nullptr, stream);
   }
   absl::StatusOr<int> sms = CurrentDeviceSmCount();
   if (!sms.ok()) return sms.status();
   const reduce_scan::ReducePlan plan = reduce_scan::MakeReducePlan(args, *sms);
-  HISTD_RETURN_IF_ERROR(
-      reduce_scan::CheckWorkspace("reduce", workspace, workspace_bytes, plan.workspace_bytes));
+  HISTD_RETURN_IF_ERROR(reduce_scan::CheckWorkspace("reduce", workspace, plan.workspace_bytes));
   switch (args.op) {
     case ReduceOp::kSum: return reduce_scan::RunReduceSum(plan, args, workspace, stream);
     case ReduceOp::kMin: return reduce_scan::RunReduceMin(plan, args, workspace, stream);

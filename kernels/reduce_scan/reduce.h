@@ -17,12 +17,14 @@
 //     natural alignment of its element type; 16-byte vectors are used where possible.
 //
 // Lifecycle (docs/development.md, "Style" 4), all on the caller's stream, nothing synchronous:
-//   DeviceReduce::can_implement(args)           -> OK, or INVALID_ARGUMENT saying why
-//   DeviceReduce::get_workspace_size(args)      -> device bytes of scratch (may be 0)
-//   DeviceReduce::run(args, workspace, bytes, stream)
+//   HISTD_RETURN_IF_ERROR(histd::cuda::DeviceReduce::can_implement(args));
+//   DeviceBuffer ws = ...Allocate(histd::cuda::DeviceReduce::get_workspace_size(args));
+//   HISTD_RETURN_IF_ERROR(histd::cuda::DeviceReduce::run(args, ws.get(), stream));
 // run() launches one to three kernels (or one memset) and checks each launch; errors carry
 // the CUDA error's name (kernels/common/cuda_status.h). The workspace must stay
 // untouched until the stream has passed the call.
+// The kernels (dispatch/kernel_reduce.cuh) and their tuning (tuning.h) are production's
+// only; other tunings are experiments (experiments/reduce_scan/reduce_scan_tunings.cuh).
 //
 // Thread safety: stateless; concurrent calls on different streams are safe.
 #pragma once
@@ -33,7 +35,6 @@
 #include <cstdint>
 
 #include "absl/status/status.h"
-#include "absl/status/statusor.h"
 #include "model/array.h"
 
 namespace histd::cuda {
@@ -55,12 +56,14 @@ uint64_t ReduceOutputElements(const ReduceArgs& args);
 
 class DeviceReduce {
  public:
+  // OK when the op can run on args; INVALID_ARGUMENT naming the problem otherwise.
   static absl::Status can_implement(const ReduceArgs& args);
-  static absl::StatusOr<size_t> get_workspace_size(const ReduceArgs& args);
-  // `workspace` is 16-byte aligned device memory of at least get_workspace_size(args) bytes
-  // (may be null when that is 0).
-  static absl::Status run(const ReduceArgs& args, void* workspace, size_t workspace_bytes,
-                          cudaStream_t stream);
+  // Device workspace bytes run() needs (the partials of a split reduce; 0 for args that
+  // can_implement refuses).
+  static size_t get_workspace_size(const ReduceArgs& args);
+  // Validates args and enqueues the reduce on `stream`, checking every launch. `workspace`
+  // holds get_workspace_size(args) bytes, 16-byte aligned (null when that is 0).
+  static absl::Status run(const ReduceArgs& args, void* workspace, cudaStream_t stream);
 };
 
 }  // namespace histd::cuda

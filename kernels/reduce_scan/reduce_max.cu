@@ -1,6 +1,7 @@
-// Reduce Max: instantiations of the typed launcher for every dtype.
-#include "kernels/reduce_scan/dispatch_reduce.cuh"
-#include "kernels/reduce_scan/reduce_typed.h"
+// The production reduce's max kernels: the typed launcher (dispatch/dispatch_reduce.cuh) for
+// every dtype, built here and nowhere else (dispatch/launch_typed.cuh).
+#include "kernels/reduce_scan/dispatch/dispatch_reduce.cuh"
+#include "kernels/reduce_scan/dispatch/launch_typed.cuh"
 
 namespace histd::cuda::reduce_scan {
 

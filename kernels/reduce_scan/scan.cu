@@ -1,11 +1,17 @@
-// DeviceScan: argument checks, workspace sizing and the dispatch to the typed launcher.
+// The production scan: DeviceScan's entry points (contract in scan.h): argument checks, the
+// plan and its workspace, and the typed launcher (dispatch/dispatch_scan.cuh) of every dtype
+// with its tuning (tuning.h's ScanTuningFor), plus the workspace clear the experiments share
+// (dispatch/launch_typed.cuh). Each scan kernel is built here and nowhere else.
 #include "kernels/reduce_scan/scan.h"
 
+#include <algorithm>
 #include <limits>
 
 #include "absl/strings/str_format.h"
-#include "kernels/reduce_scan/device_query.h"
-#include "kernels/reduce_scan/dispatch_scan.cuh"
+#include "kernels/common/device_sms.h"
+#include "kernels/reduce_scan/dispatch/dispatch_scan.cuh"
+#include "kernels/reduce_scan/dispatch/launch_typed.cuh"
+#include "kernels/reduce_scan/op_checks.h"
 
 namespace histd::cuda {
 namespace {
@@ -33,12 +39,10 @@ using ResultOf = typename reduce_scan::Types<T, reduce_scan::SumOp>::Result;
 template <typename T>
 using TuningOf = typename reduce_scan::ScanTuningFor<T>::type;
 
-absl::StatusOr<ScanPlan> PlanFor(const ScanArgs& args) {
-  absl::StatusOr<int> sms = CurrentDeviceSmCount();
-  if (!sms.ok()) return sms.status();
+absl::StatusOr<ScanPlan> PlanFor(const ScanArgs& args, int sms) {
   ScanPlan plan = ForDType(args.dtype, [&](auto tag) {
     using T = decltype(tag);
-    return reduce_scan::MakeScanPlan<T, WorkOf<T>, TuningOf<T>>(args, *sms);
+    return reduce_scan::MakeScanPlan<T, WorkOf<T>, TuningOf<T>>(args, sms);
   });
   if (plan.kind == ScanPlan::Kind::kLookback &&
       plan.segments * plan.layout.tiles > uint64_t(std::numeric_limits<int>::max())) {
@@ -70,26 +74,39 @@ absl::Status DeviceScan::can_implement(const ScanArgs& args) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<size_t> DeviceScan::get_workspace_size(const ScanArgs& args) {
-  HISTD_RETURN_IF_ERROR(can_implement(args));
-  absl::StatusOr<ScanPlan> plan = PlanFor(args);
-  if (!plan.ok()) return plan.status();
-  return plan->workspace_bytes;
+size_t DeviceScan::get_workspace_size(const ScanArgs& args) {
+  if (!can_implement(args).ok()) return 0;
+  absl::StatusOr<ScanPlan> plan = PlanFor(args, CurrentDeviceSmCountOr());
+  return plan.ok() ? plan->workspace_bytes : 0;
 }
 
-absl::Status DeviceScan::run(const ScanArgs& args, void* workspace, size_t workspace_bytes,
-                             cudaStream_t stream) {
+absl::Status DeviceScan::run(const ScanArgs& args, void* workspace, cudaStream_t stream) {
   HISTD_RETURN_IF_ERROR(can_implement(args));
-  absl::StatusOr<ScanPlan> plan = PlanFor(args);
+  absl::StatusOr<int> sms = CurrentDeviceSmCount();
+  if (!sms.ok()) return sms.status();
+  absl::StatusOr<ScanPlan> plan = PlanFor(args, *sms);
   if (!plan.ok()) return plan.status();
-  HISTD_RETURN_IF_ERROR(
-      reduce_scan::CheckWorkspace("scan", workspace, workspace_bytes, plan->workspace_bytes));
+  HISTD_RETURN_IF_ERROR(reduce_scan::CheckWorkspace("scan", workspace, plan->workspace_bytes));
+  return reduce_scan::RunScanPlan(*plan, args, workspace, stream);
+}
+
+namespace reduce_scan {
+
+absl::Status RunScanPlan(const ScanPlan& plan, const ScanArgs& args, void* workspace, cudaStream_t stream) {
   return ForDType(args.dtype, [&](auto tag) {
     using T = decltype(tag);
-    return reduce_scan::LaunchScan<T, WorkOf<T>, ResultOf<T>, TuningOf<T>>(
-        *plan, static_cast<const T*>(args.input), static_cast<ResultOf<T>*>(args.output),
-        args.rows, args.cols, args.inclusive, workspace, stream);
+    return LaunchScan<T, WorkOf<T>, ResultOf<T>, TuningOf<T>>(plan, static_cast<const T*>(args.input),
+                                                              static_cast<ResultOf<T>*>(args.output), args.rows,
+                                                              args.cols, args.inclusive, workspace, stream);
   });
 }
 
+absl::Status LaunchClearScanWorkspace(void* workspace, size_t bytes, cudaStream_t stream) {
+  const uint64_t n_words = bytes / sizeof(unsigned long long);
+  const unsigned blocks = static_cast<unsigned>(std::min<uint64_t>(CeilDiv(n_words, 256), 1024));
+  return LaunchDependent("ClearScanWorkspaceKernel", ClearScanWorkspaceKernel<unsigned long long>, dim3(blocks),
+                         dim3(256), 0, stream, static_cast<unsigned long long*>(workspace), n_words);
+}
+
+}  // namespace reduce_scan
 }  // namespace histd::cuda

@@ -59,11 +59,10 @@ absl::Status Sync(const char* what) { return cuda::ToStatus(cudaDeviceSynchroniz
 
 template <typename Args, typename Op>
 absl::Status RunWith(const Args& a) {
-  absl::StatusOr<size_t> bytes = Op::get_workspace_size(a);
-  if (!bytes.ok()) return bytes.status();
-  absl::StatusOr<DeviceBuffer> ws = DeviceBuffer::Allocate(*bytes);
+  HISTD_RETURN_IF_ERROR(Op::can_implement(a));
+  absl::StatusOr<DeviceBuffer> ws = DeviceBuffer::Allocate(Op::get_workspace_size(a));
   if (!ws.ok()) return ws.status();
-  if (absl::Status s = Op::run(a, ws->get(), *bytes, nullptr); !s.ok()) return s;
+  if (absl::Status s = Op::run(a, ws->get(), nullptr); !s.ok()) return s;
   return Sync("big op");
 }
 

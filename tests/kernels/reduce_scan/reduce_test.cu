@@ -29,12 +29,12 @@ const char* OpName(Op op) { return op == Op::kSum ? "sum" : op == Op::kMin ? "mi
 
 // Runs one reduce with a freshly allocated workspace (poisoned) and waits for it.
 absl::Status RunReduce(const ReduceArgs& a) {
-  absl::StatusOr<size_t> bytes = DeviceReduce::get_workspace_size(a);
-  if (!bytes.ok()) return bytes.status();
-  absl::StatusOr<DeviceBuffer> ws = DeviceBuffer::Allocate(*bytes);
+  HISTD_RETURN_IF_ERROR(DeviceReduce::can_implement(a));
+  const size_t bytes = DeviceReduce::get_workspace_size(a);
+  absl::StatusOr<DeviceBuffer> ws = DeviceBuffer::Allocate(bytes);
   if (!ws.ok()) return ws.status();
-  if (*bytes > 0) PoisonDevice(ws->get(), *bytes);
-  if (absl::Status s = DeviceReduce::run(a, ws->get(), *bytes, nullptr); !s.ok()) return s;
+  if (bytes > 0) PoisonDevice(ws->get(), bytes);
+  if (absl::Status s = DeviceReduce::run(a, ws->get(), nullptr); !s.ok()) return s;
   return cuda::ToStatus(cudaDeviceSynchronize(), "reduce");
 }
 
@@ -267,15 +267,16 @@ TEST(CudaReduce, RejectsBadArguments) {
   a = good;
   a.op = static_cast<Op>(9);
   EXPECT_EQ(DeviceReduce::can_implement(a).code(), absl::StatusCode::kInvalidArgument);
-  // A workspace smaller than asked for is refused, not overrun.
+  // A missing or misaligned workspace is refused, not written through; refused args need none.
   a = good;
   a.rows = 1;
   a.cols = 1 << 18;
-  absl::StatusOr<size_t> need = DeviceReduce::get_workspace_size(a);
-  ASSERT_TRUE(need.ok());
-  ASSERT_GT(*need, 0u);
-  EXPECT_EQ(DeviceReduce::run(a, p + 300000, *need - 1, nullptr).code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(DeviceReduce::run(a, p + 300004, *need, nullptr).code(), absl::StatusCode::kInvalidArgument);
+  const size_t need = DeviceReduce::get_workspace_size(a);
+  ASSERT_GT(need, 0u);
+  EXPECT_EQ(DeviceReduce::run(a, nullptr, nullptr).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(DeviceReduce::run(a, p + 300004, nullptr).code(), absl::StatusCode::kInvalidArgument);
+  a.op = static_cast<Op>(9);
+  EXPECT_EQ(DeviceReduce::get_workspace_size(a), 0u);
 }
 
 }  // namespace

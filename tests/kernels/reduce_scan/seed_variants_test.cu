@@ -6,10 +6,10 @@
 #include <random>
 #include <vector>
 
-#include "kernels/common/cuda_status.h"
-#include "kernels/common/device_buffer.h"
 #include "experiments/reduce_scan/row_partition.h"
 #include "experiments/reduce_scan/seed_reduce.h"
+#include "kernels/common/cuda_status.h"
+#include "kernels/common/device_buffer.h"
 #include "tests/kernels/gpu_test_util.h"
 #include "tests/kernels/reduce_scan/reference.h"
 
@@ -20,12 +20,12 @@ using cuda::DeviceBuffer;
 
 template <typename Op, typename Args>
 absl::Status RunOp(const Args& a) {
-  absl::StatusOr<size_t> bytes = Op::get_workspace_size(a);
-  if (!bytes.ok()) return bytes.status();
-  absl::StatusOr<DeviceBuffer> ws = DeviceBuffer::Allocate(*bytes);
+  HISTD_RETURN_IF_ERROR(Op::can_implement(a));
+  const size_t bytes = Op::get_workspace_size(a);
+  absl::StatusOr<DeviceBuffer> ws = DeviceBuffer::Allocate(bytes);
   if (!ws.ok()) return ws.status();
-  if (*bytes > 0) PoisonDevice(ws->get(), *bytes);
-  if (absl::Status s = Op::run(a, ws->get(), *bytes, nullptr); !s.ok()) return s;
+  if (bytes > 0) PoisonDevice(ws->get(), bytes);
+  if (absl::Status s = Op::run(a, ws->get(), nullptr); !s.ok()) return s;
   return cuda::ToStatus(cudaDeviceSynchronize(), "seed variant");
 }
 

@@ -4,19 +4,26 @@
 //     exclusive, flat / along rows / down columns, at the production tile shapes and at tiny
 //     tiles that force deep, multi-window look-backs; its run-to-run bit identity;
 //   - block-per-row scans along rows (u8 -> u64 histogram CDFs, warp-per-row path off);
-//   - DeviceProjection (single-launch u8 row and column sums), every variant, with and
-//     without programmatic dependent launch, and its argument checks.
+//   - DeviceProjection (single-launch u8 row and column sums) and every experiment shape
+//     (ProjectionWithVariant), with and without programmatic dependent launch, and the
+//     argument checks.
+// The tunings and shapes are experiments (experiments/reduce_scan/); production's run the
+// production kernels.
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <optional>
 #include <random>
+#include <string>
 #include <vector>
 
+#include "experiments/reduce_scan/projection_variants.h"
+#include "experiments/reduce_scan/reduce_scan_tunings.cuh"
 #include "kernels/common/cuda_status.h"
 #include "kernels/common/device_buffer.h"
-#include "kernels/reduce_scan/dispatch_scan.cuh"
 #include "kernels/reduce_scan/projection.h"
 #include "kernels/reduce_scan/scan.h"
+#include "kernels/reduce_scan/tuning.h"
 #include "tests/kernels/gpu_test_util.h"
 #include "tests/kernels/reduce_scan/reference.h"
 #include "tests/kernels/reduce_scan/scan_check.h"
@@ -28,22 +35,17 @@ namespace rsk = cuda::reduce_scan;
 using cuda::DeviceBuffer;
 using cuda::ScanArgs;
 
-// Runs the scan of `a` with an explicit tuning through the dispatch layer, on a poisoned
-// workspace (the plan must clear what it needs).
+// Runs the scan of `a` with an explicit tuning (ScanWithTuning), on a poisoned workspace
+// (the plan must clear what it needs).
 template <typename T, typename Tuning, bool kAllowWarpRows = true>
 absl::Status RunTuned(const ScanArgs& a) {
-  using A = typename rsk::ScanWorkFor<T>::type;
-  using R = typename rsk::Types<T, rsk::SumOp>::Result;
-  int sms = 0;
-  HISTD_CUDA_RETURN_IF_ERROR(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
-  HISTD_RETURN_IF_ERROR(cuda::DeviceScan::can_implement(a));
-  const rsk::ScanPlan plan = rsk::MakeScanPlan<T, A, Tuning>(a, sms, kAllowWarpRows);
-  absl::StatusOr<DeviceBuffer> ws = DeviceBuffer::Allocate(plan.workspace_bytes);
+  using Op = cuda::ScanWithTuning<T, Tuning, kAllowWarpRows>;
+  HISTD_RETURN_IF_ERROR(Op::can_implement(a));
+  const size_t bytes = Op::get_workspace_size(a);
+  absl::StatusOr<DeviceBuffer> ws = DeviceBuffer::Allocate(bytes);
   if (!ws.ok()) return ws.status();
-  if (plan.workspace_bytes > 0) PoisonDevice(ws->get(), plan.workspace_bytes);
-  HISTD_RETURN_IF_ERROR((rsk::LaunchScan<T, A, R, Tuning>(plan, static_cast<const T*>(a.input),
-                                                          static_cast<R*>(a.output), a.rows, a.cols,
-                                                          a.inclusive, ws->get(), nullptr)));
+  if (bytes > 0) PoisonDevice(ws->get(), bytes);
+  HISTD_RETURN_IF_ERROR(Op::run(a, ws->get(), nullptr));
   return cuda::ToStatus(cudaDeviceSynchronize(), "tuned scan");
 }
 
@@ -176,24 +178,30 @@ TEST(CudaScanVariants, U8BlockPerRowCdf) {
   }
 }
 
-// ---- DeviceProjection ----
+// ---- DeviceProjection and its experiment shapes ----
 
-absl::Status RunProjection(const cuda::ProjectionArgs& a) {
-  HISTD_RETURN_IF_ERROR(cuda::DeviceProjection::run(a, nullptr));
+// DeviceProjection when `variant` is empty, else ProjectionWithVariant.
+absl::Status RunProjection(const cuda::ProjectionArgs& a, std::optional<cuda::ProjectionVariant> variant) {
+  if (variant) {
+    HISTD_RETURN_IF_ERROR(cuda::ProjectionWithVariant::run(a, *variant, nullptr, nullptr));
+  } else {
+    HISTD_RETURN_IF_ERROR(cuda::DeviceProjection::run(a, nullptr, nullptr));
+  }
   return cuda::ToStatus(cudaDeviceSynchronize(), "projection");
 }
 
 void CheckProjection(const std::vector<uint8_t>& x, const uint8_t* in, uint64_t rows, uint64_t cols,
-                     Dim collapse, cuda::ProjectionVariant variant, bool pdl) {
-  SCOPED_TRACE(::testing::Message() << (collapse == Dim::kRows ? "column sums" : "row sums") << ", variant "
-                                    << int(variant) << (pdl ? ", PDL" : ""));
+                     Dim collapse, std::optional<cuda::ProjectionVariant> variant, bool pdl) {
+  SCOPED_TRACE(::testing::Message() << (collapse == Dim::kRows ? "column sums" : "row sums") << ", "
+                                    << (variant ? "variant " + std::to_string(int(*variant)) : std::string("production"))
+                                    << (pdl ? ", PDL" : ""));
   const uint64_t outs = collapse == Dim::kRows ? cols : rows;
   const uint64_t slots = outs + 2;
   absl::StatusOr<DeviceBuffer> out = DeviceBuffer::Allocate(slots * sizeof(uint64_t));
   ASSERT_TRUE(out.ok());
   PoisonDevice(out->get(), slots * sizeof(uint64_t));
   uint64_t* at = out->as<uint64_t>() + 1;
-  const absl::Status s = RunProjection(cuda::ProjectionArgs{in, rows, cols, collapse, at, variant, pdl});
+  const absl::Status s = RunProjection(cuda::ProjectionArgs{in, rows, cols, collapse, at, pdl}, variant);
   ASSERT_TRUE(s.ok()) << s;
   const std::vector<uint64_t> all = CopyBack<uint64_t>(out->get(), slots);
   uint64_t poison;
@@ -232,6 +240,10 @@ TEST(CudaProjection, EveryVariantAndShape) {
         CheckProjection(x, in.at, s.rows, s.cols, Dim::kCols, v, pdl);
       }
     }
+    for (bool pdl : {false, true}) {
+      CheckProjection(x, in.at, s.rows, s.cols, Dim::kRows, std::nullopt, pdl);
+      CheckProjection(x, in.at, s.rows, s.cols, Dim::kCols, std::nullopt, pdl);
+    }
   }
 }
 
@@ -241,8 +253,10 @@ TEST(CudaProjection, SaturatedBins) {
   const uint64_t rows = 70001, cols = 32;
   const std::vector<uint8_t> x(rows * cols, 255);
   Placed in = PlaceOnDevice(x.data(), x.size(), 0);
-  for (auto v : {cuda::ProjectionVariant::kDefault, cuda::ProjectionVariant::kCols64x16,
-                 cuda::ProjectionVariant::kColsStrip8x32, cuda::ProjectionVariant::kColsPacked2x128}) {
+  for (std::optional<cuda::ProjectionVariant> v :
+       {std::optional<cuda::ProjectionVariant>(), std::optional(cuda::ProjectionVariant::kDefault),
+        std::optional(cuda::ProjectionVariant::kCols64x16), std::optional(cuda::ProjectionVariant::kColsStrip8x32),
+        std::optional(cuda::ProjectionVariant::kColsPacked2x128)}) {
     CheckProjection(x, in.at, rows, cols, Dim::kRows, v, false);
     CheckProjection(x, in.at, rows, cols, Dim::kCols, v, false);
   }
@@ -271,6 +285,11 @@ TEST(CudaProjection, RejectsBadArguments) {
   a = good;
   a.rows = uint64_t{1} << 24;
   EXPECT_EQ(cuda::DeviceProjection::can_implement(a).code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(cuda::DeviceProjection::get_workspace_size(good), 0u);
+  EXPECT_EQ(cuda::ProjectionWithVariant::can_implement(good, static_cast<cuda::ProjectionVariant>(20)).code(),
+            absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(cuda::ProjectionWithVariant::run(good, static_cast<cuda::ProjectionVariant>(20), nullptr, nullptr).code(),
+            absl::StatusCode::kInvalidArgument);
 }
 
 }  // namespace

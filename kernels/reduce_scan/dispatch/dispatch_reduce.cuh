@@ -1,6 +1,9 @@
 // Reduce dispatch: the plan (which kernels, what grid, how much workspace) and the typed
-// launcher. The plan is a pure function of the arguments, the SM count and the tuning, so
-// get_workspace_size and run always agree, and the partition never depends on timing.
+// launchers of the kernels in kernel_reduce.cuh. The plan is a pure function of the
+// arguments, the SM count and the tuning, so get_workspace_size and run always agree, and
+// the partition never depends on timing. The production instances are built by
+// reduce_{sum,min,max}.cu (launch_typed.cuh); an experiment that launches another tuning
+// instantiates only its own kernels and calls those for the rest.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -10,7 +13,7 @@
 
 #include "absl/status/status.h"
 #include "kernels/common/cuda_status.h"
-#include "kernels/reduce_scan/agent_reduce.cuh"
+#include "kernels/reduce_scan/dispatch/kernel_reduce.cuh"
 #include "kernels/reduce_scan/reduce.h"
 #include "kernels/reduce_scan/tuning.h"
 
@@ -32,7 +35,9 @@ struct ReducePlan {
   bool fin_vector = false, fin_wide = false;
   uint64_t fin_grid_x = 0;
   size_t workspace_bytes = 0;
-  bool dependent_launch = true;  // second kernels start early (PDL); off for comparison
+  // The split segment reduce's finalize starts early (PDL); off for comparison (the
+  // experiments). A split column reduce's second pass always does.
+  bool dependent_launch = true;
 };
 
 inline uint64_t CeilDiv(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
@@ -111,35 +116,50 @@ ReducePlan MakeReducePlan(const ReduceArgs& a, int sms) {
   return p;
 }
 
-// Launches ColumnReduceKernel with the plan's vector / strip choice.
-template <typename T, typename Op, typename Out>
-absl::Status LaunchColumns(bool vector, bool wide, dim3 grid, const T* in, uint64_t rows,
-                           uint64_t cols, uint64_t rows_per_split, Out* out, cudaStream_t stream,
-                           bool dependent = false) {
+// Launches ColumnReduceKernel with the plan's vector / strip choice. kDependent: the second
+// pass of a split column reduce (PDL after the first, which wrote its input).
+template <typename T, typename Op, typename Out, bool kDependent>
+absl::Status LaunchColumns(bool vector, bool wide, dim3 grid, const T* in, uint64_t rows, uint64_t cols,
+                           uint64_t rows_per_split, Out* out, cudaStream_t stream) {
   auto launch = [&](auto kernel, int threads) -> absl::Status {
-    if (dependent) {
-      return LaunchDependent("ColumnReduceKernel", kernel, grid, dim3(threads), 0, stream, in, rows,
-                             cols, rows_per_split, out);
+    if constexpr (kDependent) {
+      return LaunchDependent("ColumnReduceKernel", kernel, grid, dim3(threads), 0, stream, in, rows, cols,
+                             rows_per_split, out);
+    } else {
+      kernel<<<grid, threads, 0, stream>>>(in, rows, cols, rows_per_split, out);
+      return CheckLaunch("ColumnReduceKernel", stream);
     }
-    kernel<<<grid, threads, 0, stream>>>(in, rows, cols, rows_per_split, out);
-    return CheckLaunch("ColumnReduceKernel", stream);
   };
   using Wide = ColumnReduceWideTuning;
   using Tall = ColumnReduceTallTuning;
-  if (dependent) {
-    if (wide) {
-      return vector ? launch(ColumnReduceKernel<T, Op, Wide, true, Out, true>, Wide::kThreads)
-                    : launch(ColumnReduceKernel<T, Op, Wide, false, Out, true>, Wide::kThreads);
-    }
-    return vector ? launch(ColumnReduceKernel<T, Op, Tall, true, Out, true>, Tall::kThreads)
-                  : launch(ColumnReduceKernel<T, Op, Tall, false, Out, true>, Tall::kThreads);
-  }
   if (wide) {
-    return vector ? launch(ColumnReduceKernel<T, Op, Wide, true, Out, false>, Wide::kThreads)
-                  : launch(ColumnReduceKernel<T, Op, Wide, false, Out, false>, Wide::kThreads);
+    return vector ? launch(ColumnReduceKernel<T, Op, Wide, true, Out, kDependent>, Wide::kThreads)
+                  : launch(ColumnReduceKernel<T, Op, Wide, false, Out, kDependent>, Wide::kThreads);
   }
-  return vector ? launch(ColumnReduceKernel<T, Op, Tall, true, Out, false>, Tall::kThreads)
-                : launch(ColumnReduceKernel<T, Op, Tall, false, Out, false>, Tall::kThreads);
+  return vector ? launch(ColumnReduceKernel<T, Op, Tall, true, Out, kDependent>, Tall::kThreads)
+                : launch(ColumnReduceKernel<T, Op, Tall, false, Out, kDependent>, Tall::kThreads);
+}
+
+// A kSegments plan's first kernel: one partial per (segment, split), or the results when
+// the plan does not split.
+template <typename T, typename Op, typename Tuning>
+absl::Status LaunchSegments(const ReducePlan& p, const T* in, typename Types<T, Op>::Result* out,
+                            typename Types<T, Op>::Work* partials, cudaStream_t stream) {
+  const uint64_t blocks = p.segments * p.splits;
+  SegmentReduceKernel<T, Op, Tuning><<<static_cast<unsigned>(blocks), Tuning::kThreads, 0, stream>>>(
+      in, p.seg_stride, p.seg_len, p.splits, p.per_split, out, partials);
+  return CheckLaunch("SegmentReduceKernel", stream);
+}
+
+// A split kSegments plan's second kernel: each segment's partials added in split order.
+template <typename W, typename R, typename Op>
+absl::Status LaunchFinalize(const ReducePlan& p, const W* partials, R* out, cudaStream_t stream) {
+  if (!p.dependent_launch) {
+    FinalizeKernel<W, R, Op, 256><<<static_cast<unsigned>(p.segments), 256, 0, stream>>>(partials, p.splits, out);
+    return CheckLaunch("FinalizeKernel", stream);
+  }
+  return LaunchDependent("FinalizeKernel", FinalizeKernel<W, R, Op, 256>, dim3(static_cast<unsigned>(p.segments)),
+                         dim3(256), 0, stream, partials, p.splits, out);
 }
 
 template <typename T, typename Op, typename Tuning = ReduceTuning>
@@ -166,29 +186,20 @@ absl::Status LaunchReduce(const ReducePlan& p, const T* in, uint64_t rows, uint6
       return CheckLaunch("WarpRowReduceKernel", stream);
     }
     case ReducePlan::Kind::kSegments: {
-      const uint64_t blocks = p.segments * p.splits;
-      SegmentReduceKernel<T, Op, Tuning><<<static_cast<unsigned>(blocks), Tuning::kThreads, 0, stream>>>(
-          in, p.seg_stride, p.seg_len, p.splits, p.per_split, o, partials);
-      HISTD_RETURN_IF_ERROR(CheckLaunch("SegmentReduceKernel", stream));
+      HISTD_RETURN_IF_ERROR((LaunchSegments<T, Op, Tuning>(p, in, o, partials, stream)));
       if (p.splits == 1) return absl::OkStatus();
-      if (!p.dependent_launch) {
-        FinalizeKernel<W, R, Op, 256><<<static_cast<unsigned>(p.segments), 256, 0, stream>>>(partials, p.splits, o);
-        return CheckLaunch("FinalizeKernel", stream);
-      }
-      return LaunchDependent("FinalizeKernel", FinalizeKernel<W, R, Op, 256>,
-                             dim3(static_cast<unsigned>(p.segments)), dim3(256), 0, stream,
-                             static_cast<const W*>(partials), p.splits, o);
+      return LaunchFinalize<W, R, Op>(p, partials, o, stream);
     }
     case ReducePlan::Kind::kColumns: {
       const dim3 grid(static_cast<unsigned>(p.col_grid_x), p.col_splits);
       if (p.col_splits == 1) {
-        return LaunchColumns<T, Op, R>(p.col_vector, p.col_wide, grid, in, rows, cols, rows, o, stream);
+        return LaunchColumns<T, Op, R, false>(p.col_vector, p.col_wide, grid, in, rows, cols, rows, o, stream);
       }
-      HISTD_RETURN_IF_ERROR((LaunchColumns<T, Op, W>(p.col_vector, p.col_wide, grid, in, rows, cols,
-                                                     p.rows_per_split, partials, stream)));
+      HISTD_RETURN_IF_ERROR((LaunchColumns<T, Op, W, false>(p.col_vector, p.col_wide, grid, in, rows, cols,
+                                                            p.rows_per_split, partials, stream)));
       const dim3 fgrid(static_cast<unsigned>(p.fin_grid_x), 1);
-      return LaunchColumns<W, Op, R>(p.fin_vector, p.fin_wide, fgrid, partials, p.col_splits, cols,
-                                     p.col_splits, o, stream, p.dependent_launch);
+      return LaunchColumns<W, Op, R, true>(p.fin_vector, p.fin_wide, fgrid, partials, p.col_splits, cols,
+                                           p.col_splits, o, stream);
     }
   }
   return absl::InternalError("unknown reduce plan");

@@ -31,8 +31,8 @@
 
 #include <cstdint>
 
-#include "kernels/reduce_scan/tile_prefix.cuh"
-#include "kernels/reduce_scan/warp_block.cuh"
+#include "kernels/reduce_scan/agent/tile_prefix.cuh"
+#include "kernels/reduce_scan/warp/warp_reduce.cuh"
 
 namespace histd::cuda::reduce_scan {
 

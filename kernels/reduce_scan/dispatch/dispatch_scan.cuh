@@ -1,6 +1,8 @@
 // Scan dispatch: the plan (single-pass look-back, warp per row, or column scan in one or
-// three passes), its workspace, and the typed launcher. The plan is a pure function of the
-// arguments, the SM count and the tuning.
+// three passes), its workspace, and the typed launchers of the kernels in kernel_scan.cuh.
+// The plan is a pure function of the arguments, the SM count and the tuning. The production
+// instances are built by scan.cu; an experiment with another tuning instantiates only its
+// look-back kernel (LaunchLookbackScan) and runs every other plan through DeviceScan.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -10,11 +12,14 @@
 
 #include "absl/status/status.h"
 #include "kernels/common/cuda_status.h"
-#include "kernels/reduce_scan/agent_reduce.cuh"
-#include "kernels/reduce_scan/agent_scan.cuh"
-#include "kernels/reduce_scan/dispatch_reduce.cuh"
+#include "kernels/common/dependent_launch.cuh"
+#include "kernels/reduce_scan/agent/chained_prefix.cuh"
+#include "kernels/reduce_scan/agent/tile_prefix.cuh"
+#include "kernels/reduce_scan/device_types.cuh"
+#include "kernels/reduce_scan/dispatch/dispatch_reduce.cuh"
+#include "kernels/reduce_scan/dispatch/kernel_scan.cuh"
+#include "kernels/reduce_scan/dispatch/launch_typed.cuh"
 #include "kernels/reduce_scan/scan.h"
-#include "kernels/reduce_scan/tile_prefix.cuh"
 #include "kernels/reduce_scan/tuning.h"
 
 namespace histd::cuda::reduce_scan {
@@ -86,6 +91,20 @@ ScanPlan MakeScanPlan(const ScanArgs& a, int sms, bool allow_warp_rows = true) {
   return p;
 }
 
+// A kLookback plan: the workspace cleared (LaunchClearScanWorkspace), then the single-pass
+// scan, both with programmatic dependent launch.
+template <typename T, typename A, typename S, typename Tuning>
+absl::Status LaunchLookbackScan(const ScanPlan& p, const T* in, S* out, bool inclusive, void* workspace,
+                                cudaStream_t stream) {
+  auto* ticket = static_cast<unsigned long long*>(workspace);
+  auto* words = ticket + ScanPlan::kTicketBytes / sizeof(unsigned long long);
+  HISTD_RETURN_IF_ERROR(LaunchClearScanWorkspace(workspace, p.workspace_bytes, stream));
+  const uint64_t blocks = p.segments * p.layout.tiles;
+  return LaunchDependent("LookbackScanKernel", LookbackScanKernel<T, A, S, Tuning>, dim3(static_cast<unsigned>(blocks)),
+                         dim3(Tuning::kThreads), 0, stream, in, out, p.seg_len, p.seg_stride, p.layout, ticket, words,
+                         inclusive);
+}
+
 // T -> S (result) through A (work).
 template <typename T, typename A, typename S, typename Tuning>
 absl::Status LaunchScan(const ScanPlan& p, const T* in, S* out, uint64_t rows, uint64_t cols,
@@ -93,19 +112,8 @@ absl::Status LaunchScan(const ScanPlan& p, const T* in, S* out, uint64_t rows, u
   switch (p.kind) {
     case ScanPlan::Kind::kNothing:
       return absl::OkStatus();
-    case ScanPlan::Kind::kLookback: {
-      // Clear, then scan, both with programmatic dependent launch (see ClearScanWorkspaceKernel).
-      auto* ticket = static_cast<unsigned long long*>(workspace);
-      auto* words = ticket + ScanPlan::kTicketBytes / sizeof(unsigned long long);
-      const uint64_t n_words = p.workspace_bytes / sizeof(unsigned long long);
-      const unsigned clear_blocks = static_cast<unsigned>(std::min<uint64_t>(CeilDiv(n_words, 256), 1024));
-      HISTD_RETURN_IF_ERROR(LaunchDependent("ClearScanWorkspaceKernel", ClearScanWorkspaceKernel<unsigned long long>, dim3(clear_blocks),
-                                            dim3(256), 0, stream, ticket, n_words));
-      const uint64_t blocks = p.segments * p.layout.tiles;
-      return LaunchDependent("LookbackScanKernel", LookbackScanKernel<T, A, S, Tuning>,
-                             dim3(static_cast<unsigned>(blocks)), dim3(Tuning::kThreads), 0, stream, in, out,
-                             p.seg_len, p.seg_stride, p.layout, ticket, words, inclusive);
-    }
+    case ScanPlan::Kind::kLookback:
+      return LaunchLookbackScan<T, A, S, Tuning>(p, in, out, inclusive, workspace, stream);
     case ScanPlan::Kind::kWarpRows: {
       const uint64_t blocks = std::min<uint64_t>(CeilDiv(p.segments, 8), 1u << 30);
       WarpRowScanKernel<T, A, S><<<static_cast<unsigned>(blocks), 256, 0, stream>>>(in, out, p.segments, p.seg_len, inclusive);
@@ -122,9 +130,9 @@ absl::Status LaunchScan(const ScanPlan& p, const T* in, S* out, uint64_t rows, u
       }
       W* sums = static_cast<W*>(workspace);
       W* carries = sums + p.chunks * cols;
-      HISTD_RETURN_IF_ERROR((LaunchColumns<T, SumOp, W>(p.col_vector, p.col_wide,
-                                                        dim3(static_cast<unsigned>(p.col_grid_x), static_cast<unsigned>(p.chunks)),
-                                                        in, rows, cols, p.chunk_rows, sums, stream)));
+      HISTD_RETURN_IF_ERROR(LaunchColumnSumPartials<T>(p.col_vector, p.col_wide,
+                                                       dim3(static_cast<unsigned>(p.col_grid_x), static_cast<unsigned>(p.chunks)),
+                                                       in, rows, cols, p.chunk_rows, sums, stream));
       // Carries: exclusive scan of the chunk sums down each column.
       ColumnScanKernel<W, W, W><<<dim3(gx, 1), kColumnScanThreads, 0, stream>>>(sums, carries, p.chunks, cols, p.chunks, nullptr, false);
       HISTD_RETURN_IF_ERROR(CheckLaunch("ColumnScanKernel(carries)", stream));

@@ -1,13 +1,14 @@
-// Reduce: one block's (or one warp's) work, and the thin __global__ shells around it.
+// Reduce: one block's (or one warp's) work; the __global__ shells that run these agents are
+// in dispatch/kernel_reduce.cuh.
 //
-//   SliceReduce       a group of threads reduces a range of 16-byte vectors of one segment
-//                     (a row, or the whole array), with the partial vectors at either end
-//                     of an unaligned segment read element by element.
-//   SegmentReduceKernel  blockIdx.x = segment * splits + split; one partial (or the result).
-//   WarpRowReduceKernel  one warp per short row.
-//   ThreadRowReduceKernel  one thread per very short row.
-//   FinalizeKernel    one block per segment combines its splits' partials in split order.
-//   ColumnReduceKernel  collapse the rows: threads own vector-columns and walk down rows.
+//   SliceReduce           a group of threads reduces a range of 16-byte vectors of one
+//                         segment (a row, or the whole array), with the partial vectors at
+//                         either end of an unaligned segment read element by element.
+//   SegmentReduceAgent    blockIdx.x = segment * splits + split; one partial (or the result).
+//   WarpRowReduceAgent    one warp per short row.
+//   ThreadRowReduceAgent  one thread per very short row.
+//   FinalizeAgent         one block per segment combines its splits' partials in split order.
+//   ColumnReduceAgent     collapse the rows: threads own vector-columns and walk down rows.
 //
 // Determinism: every partition (slices, splits, strips, row chunks) is a function of the
 // shape, the element size, the input's address modulo 16 and the SM count; combines run in
@@ -20,9 +21,11 @@
 #include <cstdint>
 
 #include "kernels/common/dependent_launch.cuh"
+#include "kernels/common/device_limits.h"
+#include "kernels/reduce_scan/block/block_reduce.cuh"
 #include "kernels/reduce_scan/device_types.cuh"
 #include "kernels/reduce_scan/tuning.h"
-#include "kernels/reduce_scan/warp_block.cuh"
+#include "kernels/reduce_scan/warp/warp_reduce.cuh"
 
 namespace histd::cuda::reduce_scan {
 
@@ -108,8 +111,7 @@ __host__ __device__ constexpr uint64_t ViewVectors(uint64_t len, int shift, int 
 // Block per (segment, split). splits == 1: out[segment] = result; else
 // partials[segment * splits + split] = the split's Work-typed partial.
 template <typename T, typename Op, typename Tuning>
-__global__ void __launch_bounds__(Tuning::kThreads)
-    SegmentReduceKernel(const T* __restrict__ in, uint64_t seg_stride, uint64_t seg_len,
+__device__ __forceinline__ void SegmentReduceAgent(const T* __restrict__ in, uint64_t seg_stride, uint64_t seg_len,
                         uint32_t splits, uint64_t per_split,
                         typename Types<T, Op>::Result* __restrict__ out,
                         typename Types<T, Op>::Work* __restrict__ partials) {
@@ -137,8 +139,7 @@ __global__ void __launch_bounds__(Tuning::kThreads)
 
 // One warp per row, kRowsPerWarpBlock rows per block, grid-stride over rows.
 template <typename T, typename Op>
-__global__ void __launch_bounds__(kRowsPerWarpBlock* kWarp)
-    WarpRowReduceKernel(const T* __restrict__ in, uint64_t rows, uint64_t cols,
+__device__ __forceinline__ void WarpRowReduceAgent(const T* __restrict__ in, uint64_t rows, uint64_t cols,
                         typename Types<T, Op>::Result* __restrict__ out) {
   using Work = typename Types<T, Op>::Work;
   using Slice = SliceReduce<T, Op, kWarp, 2>;
@@ -155,8 +156,7 @@ __global__ void __launch_bounds__(kRowsPerWarpBlock* kWarp)
 
 // One thread per row (rows of a few elements), grid-stride over rows.
 template <typename T, typename Op>
-__global__ void __launch_bounds__(256)
-    ThreadRowReduceKernel(const T* __restrict__ in, uint64_t rows, uint64_t cols,
+__device__ __forceinline__ void ThreadRowReduceAgent(const T* __restrict__ in, uint64_t rows, uint64_t cols,
                           typename Types<T, Op>::Result* __restrict__ out) {
   using Work = typename Types<T, Op>::Work;
   for (uint64_t row = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; row < rows;
@@ -170,8 +170,7 @@ __global__ void __launch_bounds__(256)
 
 // Block per segment: out[segment] = partials[segment * splits + 0 .. splits) in order.
 template <typename Work, typename Result, typename Op, int kThreads>
-__global__ void __launch_bounds__(kThreads)
-    FinalizeKernel(const Work* __restrict__ partials, uint32_t splits, Result* __restrict__ out) {
+__device__ __forceinline__ void FinalizeAgent(const Work* __restrict__ partials, uint32_t splits, Result* __restrict__ out) {
   __shared__ Work scratch[kThreads / kWarp];
   WaitForProducer();
   const Work* p = partials + uint64_t(blockIdx.x) * splits;
@@ -188,8 +187,7 @@ __global__ void __launch_bounds__(kThreads)
 // unaligned), else one element per thread. kDependent: launched with PDL after the kernel
 // that wrote its input.
 template <typename T, typename Op, typename Tuning, bool kVector, typename Out, bool kDependent>
-__global__ void __launch_bounds__(Tuning::kThreads)
-    ColumnReduceKernel(const T* __restrict__ in, uint64_t rows, uint64_t cols,
+__device__ __forceinline__ void ColumnReduceAgent(const T* __restrict__ in, uint64_t rows, uint64_t cols,
                        uint64_t rows_per_split, Out* __restrict__ out) {
   using Th = typename Types<T, Op>::Thread;
   using Work = typename Types<T, Op>::Work;
@@ -200,7 +198,7 @@ __global__ void __launch_bounds__(Tuning::kThreads)
   constexpr int kCols = kStrip * V;          // columns per block
   constexpr int kWarps = Tuning::kThreads / kWarp;
   static_assert(kWarp % kStrip == 0 && kRowThreads % (kWarp / kStrip) == 0, "strips tile warps");
-  static_assert(sizeof(Th) * kWarps * kCols <= 48 * 1024, "column partials exceed static smem");
+  static_assert(sizeof(Th) * kWarps * kCols <= kMaxStaticSharedBytesPerBlock, "column partials exceed static smem");
   __shared__ Th warp_part[kWarps][kCols];
 
   if constexpr (kDependent) {

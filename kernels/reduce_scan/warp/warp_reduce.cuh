@@ -1,6 +1,6 @@
-// Warp and block building blocks for reduce and scan: shuffle-based, with a FIXED
-// combination order (so float results do not depend on timing), and no shared-memory
-// races under Volta's independent thread scheduling (no implicit warp lockstep anywhere).
+// Warp building blocks of reduce and scan: a warp's reduce and inclusive sum by shuffles,
+// with a FIXED combination order (so float results do not depend on timing) and no
+// implicit warp lockstep (Volta's independent thread scheduling).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -38,27 +38,6 @@ __device__ __forceinline__ A WarpInclusiveSum(A x) {
     if (lane >= delta) x = y + x;
   }
   return x;
-}
-
-// Reduces x over a block of kThreads threads; the result is valid in thread 0.
-// `scratch` holds kThreads / 32 values; callers __syncthreads() before reusing it.
-template <int kThreads, typename A, typename Op>
-__device__ __forceinline__ A BlockReduce(A x, Op op, A* scratch) {
-  static_assert(kThreads % kWarp == 0 && kThreads <= 1024, "whole warps, at most 1024 threads");
-  constexpr int kWarps = kThreads / kWarp;
-  x = WarpReduce(x, op);
-  if constexpr (kWarps == 1) {
-    return x;
-  } else {
-    const int warp = static_cast<int>(threadIdx.x) / kWarp;
-    if (LaneId() == 0) scratch[warp] = x;
-    __syncthreads();
-    if (warp == 0) {
-      x = LaneId() < kWarps ? scratch[LaneId()] : Identity<A>(op);
-      x = WarpReduce(x, op);
-    }
-    return x;
-  }
 }
 
 }  // namespace histd::cuda::reduce_scan

@@ -1,4 +1,5 @@
-// Scan (prefix sum): one tile's work, and the thin __global__ shells around it.
+// Scan (prefix sum): one tile's (or one warp's, one column's) work; the __global__ shells
+// that run these agents are in dispatch/kernel_scan.cuh.
 //
 //   TileScan            a block scans one tile of kThreads * kItems elements held in
 //                       registers: coalesced 16-byte loads (warp-striped: lane l of warp w
@@ -6,23 +7,18 @@
 //                       inside each thread's vector, one warp scan per vector row, then the
 //                       warps in order. Unaligned heads and ragged tails are read and
 //                       written element by element; everything else in 16-byte accesses.
-//   LookbackScanKernel  single pass: tiles taken by ticket, prefixes from tile_prefix.cuh
+//   LookbackScanAgent   single pass: tiles taken by ticket, prefixes from tile_prefix.cuh
 //                       (grouped) or chained_prefix.cuh (Tuning::kChained).
-//   WarpRowScanKernel   one warp per short row (scan along each row).
-//   ColumnScanKernel    one thread per column walks down a chunk of rows, from a carry.
+//   WarpRowScanAgent    one warp per short row (scan along each row).
+//   ColumnScanAgent     one thread per column walks down a chunk of rows, from a carry.
 //
 // Work type A: what values are added in (double for floats, uint64_t for integers), S: the
 // result type. Every combination runs in a fixed order, so results are deterministic.
 //
 // Widening outputs (S wider than T, e.g. u8 -> u64: a lane's 16-byte input vector becomes
 // 128 bytes of output) go through a warp-private shared-memory stage, so that every warp
-// store writes 512 contiguous bytes. Without it (H100, run 3) the compiler split each lane's
-// 128 bytes into 4- and 8-byte stores 128 bytes apart, 32 lines per store instruction, and
-// the u8 -> u64 scans of a 2 MiB histogram took ~80 us (~240 GB/s; the column-direction
-// CDF, which writes the same 16 MiB coalesced, took ~10 us): that is the cause read from the
-// code and PTX for the "open performance bug", not the look-back (PTX of the old kernel: no
-// st.global.v4 at all, 30 st.global.u32 + 17 st.global.u64 per thread). To be confirmed by
-// the next GPU run.
+// store writes 512 contiguous bytes (a lane's own 128 bytes would be split into 4- and 8-byte
+// stores 128 bytes apart: 32 lines per store instruction).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -30,11 +26,12 @@
 #include <cstdint>
 
 #include "kernels/common/dependent_launch.cuh"
-#include "kernels/reduce_scan/chained_prefix.cuh"
+#include "kernels/common/device_limits.h"
+#include "kernels/reduce_scan/agent/chained_prefix.cuh"
+#include "kernels/reduce_scan/agent/tile_prefix.cuh"
 #include "kernels/reduce_scan/device_types.cuh"
-#include "kernels/reduce_scan/tile_prefix.cuh"
 #include "kernels/reduce_scan/tuning.h"
-#include "kernels/reduce_scan/warp_block.cuh"
+#include "kernels/reduce_scan/warp/warp_reduce.cuh"
 
 namespace histd::cuda::reduce_scan {
 
@@ -269,7 +266,7 @@ struct TileScan {
 // kernel and the scan with PDL after it: the launches of both overlap the work before them
 // (a memset node cannot take part in programmatic dependencies).
 template <typename Word>
-__global__ void __launch_bounds__(256) ClearScanWorkspaceKernel(Word* words, uint64_t n) {
+__device__ __forceinline__ void ClearScanWorkspaceAgent(Word* words, uint64_t n) {
   WaitForProducer();  // the previous scan may still read these words
   TriggerDependents();
   for (uint64_t i = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += uint64_t(gridDim.x) * blockDim.x) {
@@ -282,8 +279,7 @@ __global__ void __launch_bounds__(256) ClearScanWorkspaceKernel(Word* words, uin
 // are zeroed by ClearScanWorkspaceKernel, the kernel before it (PDL: nothing is touched
 // before WaitForProducer).
 template <typename T, typename A, typename S, typename Tuning>
-__global__ void __launch_bounds__(Tuning::kThreads, Tuning::kMinBlocks)
-    LookbackScanKernel(const T* __restrict__ in, S* __restrict__ out, uint64_t seg_len,
+__device__ __forceinline__ void LookbackScanAgent(const T* __restrict__ in, S* __restrict__ out, uint64_t seg_len,
                        uint64_t seg_stride, PrefixLayout lay, unsigned long long* ticket,
                        unsigned long long* words, bool inclusive) {
   using Tile = TileScan<T, A, Tuning>;
@@ -291,11 +287,10 @@ __global__ void __launch_bounds__(Tuning::kThreads, Tuning::kMinBlocks)
   __shared__ uint4 stage[Tile::template StageBytes<S>() / 16];
   static_assert(sizeof(typename Tile::Shared) + Tile::template StageBytes<S>() +
                         (Tuning::kChained ? sizeof(ChainedLookbackShared<A, Tuning::kLookbackWindows>) : 0) <=
-                    48 * 1024,
+                    kMaxStaticSharedBytesPerBlock,
                 "static shared memory of the scan tile");
-  // Tiles in the order blocks start (see tile_prefix.cuh, "Progress"). An H100 run with
-  // blockIdx.x instead (no atomic), together with another look-back protocol, was 2-3x
-  // slower at 2^24..2^28 elements; the ticket stays until the two are measured apart.
+  // Tiles in the order blocks start (see tile_prefix.cuh, "Progress"); kTicket = false
+  // (blockIdx order, as CUB) is a measured variant (tuning.h).
   TriggerDependents();
   WaitForProducer();  // the workspace is cleared (and the input written) before this point
   uint64_t id = blockIdx.x;
@@ -338,8 +333,7 @@ __global__ void __launch_bounds__(Tuning::kThreads, Tuning::kMinBlocks)
 
 // One warp per row of `cols` elements (short rows), 8 warps per block, grid-stride.
 template <typename T, typename A, typename S>
-__global__ void __launch_bounds__(256)
-    WarpRowScanKernel(const T* __restrict__ in, S* __restrict__ out, uint64_t rows,
+__device__ __forceinline__ void WarpRowScanAgent(const T* __restrict__ in, S* __restrict__ out, uint64_t rows,
                       uint64_t cols, bool inclusive) {
   constexpr int kUnroll = 4;
   const int lane = LaneId();
@@ -371,8 +365,7 @@ __global__ void __launch_bounds__(256)
 // Column c of chunk blockIdx.y: rows [y * chunk_rows, +chunk_rows), starting from
 // carry_in[y * cols + c] (or 0 when carry_in is null).
 template <typename T, typename A, typename S>
-__global__ void __launch_bounds__(kColumnScanThreads)
-    ColumnScanKernel(const T* __restrict__ in, S* __restrict__ out, uint64_t rows, uint64_t cols,
+__device__ __forceinline__ void ColumnScanAgent(const T* __restrict__ in, S* __restrict__ out, uint64_t rows, uint64_t cols,
                      uint64_t chunk_rows, const A* __restrict__ carry_in, bool inclusive) {
   constexpr int kUnroll = kColumnScanUnroll;
   const uint64_t c = uint64_t(blockIdx.x) * kColumnScanThreads + threadIdx.x;

@@ -34,7 +34,7 @@
 #include <cstring>
 
 #include "kernels/reduce_scan/device_types.cuh"
-#include "kernels/reduce_scan/warp_block.cuh"
+#include "kernels/reduce_scan/warp/warp_reduce.cuh"
 
 namespace histd::cuda::reduce_scan {
 

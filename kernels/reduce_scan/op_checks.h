@@ -1,5 +1,5 @@
-// Internal helpers shared by the reduce and scan entry points: the argument checks common
-// to both. (The SM count that sizes their grids: kernels/common/device_sms.h.)
+// Internal: the argument and workspace checks shared by the reduce and scan entry points and
+// their experiments. (The SM count that sizes their grids: kernels/common/device_sms.h.)
 #pragma once
 
 #include <cstddef>
@@ -8,8 +8,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "model/array.h"
 #include "kernels/common/device_sms.h"
+#include "model/array.h"
 
 namespace histd::cuda::reduce_scan {
 
@@ -20,8 +20,8 @@ absl::Status CheckArrayArgs(absl::string_view op, const void* input, DType dtype
                             uint64_t cols, const void* output, uint64_t out_elems,
                             size_t out_elem_bytes);
 
-// INVALID_ARGUMENT unless `workspace` holds `needed` bytes and is 16-byte aligned.
-absl::Status CheckWorkspace(absl::string_view op, const void* workspace, size_t bytes,
-                            size_t needed);
+// INVALID_ARGUMENT when `needed` > 0 and `workspace` is null or not 16-byte aligned (its
+// size is the caller's contract: get_workspace_size's bytes).
+absl::Status CheckWorkspace(absl::string_view op, const void* workspace, size_t needed);
 
 }  // namespace histd::cuda::reduce_scan

@@ -56,6 +56,7 @@ ABSL_FLAG(int, eager_flush_depth, -1,
 ABSL_FLAG(int, acknowledger_threads, -1,
           "in-process histd threads sending acknowledgements (-1: server default)");
 ABSL_FLAG(int, stager_threads, -1, "in-process histd stager threads (-1: server default)");
+ABSL_FLAG(int, flush_threads, -1, "in-process histd flush threads (-1: server default)");
 ABSL_FLAG(int64_t, stage_inline_below_bytes, -1,
           "in-process histd: messages below this many bytes are staged on the receiving "
           "gRPC thread (-1: server default)");
@@ -353,6 +354,9 @@ int Main() {
     if (absl::GetFlag(FLAGS_acknowledger_threads) >= 0) {
       o.pipeline.acknowledger_threads = absl::GetFlag(FLAGS_acknowledger_threads);
     }
+    if (absl::GetFlag(FLAGS_flush_threads) >= 0) {
+      o.pipeline.flush_threads = absl::GetFlag(FLAGS_flush_threads);
+    }
     if (absl::GetFlag(FLAGS_staging_copy) == "cached") {
       o.pipeline.staging_stores = server::CopyStores::kCached;
     } else if (absl::GetFlag(FLAGS_staging_copy) != "auto") {
@@ -371,10 +375,10 @@ int Main() {
     const server::Options::Pipeline& pl = o.pipeline;
     pipeline_note = absl::StrFormat(
         "; pipeline: %d staging buffers of %d MiB, flush deadline %s, eager flush below %d "
-        "batches in flight, %d stager / %d acknowledger threads (messages below %d bytes staged "
-        "inline), %d bytes of read-ahead per stream, %s staging copy",
+        "batches in flight, %d stager / %d flush / %d acknowledger threads (messages below %d "
+        "bytes staged inline), %d bytes of read-ahead per stream, %s staging copy",
         pl.staging_buffers, pl.staging_buffer_bytes >> 20, absl::FormatDuration(pl.flush_deadline),
-        pl.eager_flush_depth, pl.stager_threads, pl.acknowledger_threads,
+        pl.eager_flush_depth, pl.stager_threads, pl.flush_threads, pl.acknowledger_threads,
         pl.stage_inline_below_bytes, pl.stream_read_ahead_bytes,
         pl.staging_stores == server::CopyStores::kAuto ? "streaming" : "cached");
     absl::StatusOr<std::unique_ptr<server::HistdServer>> s = server::HistdServer::Start(o);

@@ -90,7 +90,8 @@ ABSL_FLAG(int, max_unsent_acks_per_stream, kDefaults.limits.max_unsent_acks_per_
           "acknowledgements an ingest stream may hold unsent (its client not reading them) "
           "before the daemon pauses reading that stream");
 ABSL_FLAG(int, staging_buffers, kDefaults.pipeline.staging_buffers,
-          "staging buffers (pinned host memory on the CUDA engine); default 2 per hardware thread, at least 16");
+          "staging buffers (pinned host memory on the CUDA engine); default 2 per CPU this process "
+          "may use, at least 16");
 ABSL_FLAG(uint64_t, staging_buffer_bytes, kDefaults.pipeline.staging_buffer_bytes,
           "bytes per staging buffer");
 ABSL_FLAG(absl::Duration, flush_deadline, kDefaults.pipeline.flush_deadline,
@@ -104,14 +105,20 @@ ABSL_FLAG(int, malloc_arena_max, 2,
 ABSL_FLAG(int, stager_threads, kDefaults.pipeline.stager_threads,
           "threads that stage the ingest messages which had to wait for a free staging "
           "buffer, and those of at least --stage_inline_below_bytes (0: the receiving gRPC "
-          "thread stages every message, and the flusher thread the waiting ones)");
+          "thread stages every message, and the flusher thread the waiting ones); default one "
+          "per two CPUs this process may use, at least 4");
 ABSL_FLAG(uint64_t, stage_inline_below_bytes, kDefaults.pipeline.stage_inline_below_bytes,
           "ingest messages of fewer payload bytes are copied into staging on the gRPC thread "
           "that received them, larger ones by the stager threads (which also stage the "
           "messages that had to wait for a free buffer)");
 ABSL_FLAG(int, acknowledger_threads, kDefaults.pipeline.acknowledger_threads,
           "threads that send the acknowledgements of applied batches (0: the engine's "
-          "completion thread does it)");
+          "completion thread does it); default one per eight CPUs this process may use, at "
+          "least 2");
+ABSL_FLAG(int, flush_threads, kDefaults.pipeline.flush_threads,
+          "threads that hand sealed staging buffers to the engine, each blocking only while "
+          "its device has no free batch slot (0: the flusher thread does it); default one per "
+          "eight CPUs this process may use, at least 2");
 ABSL_FLAG(uint64_t, stream_read_ahead_bytes, kDefaults.pipeline.stream_read_ahead_bytes,
           absl::StrFormat("payload bytes of one ingest stream that may be waiting to be "
                           "staged: its next read starts while fewer are (each message counts "
@@ -299,6 +306,7 @@ int main(int argc, char** argv) {
   options.pipeline.stager_threads = absl::GetFlag(FLAGS_stager_threads);
   options.pipeline.stage_inline_below_bytes = absl::GetFlag(FLAGS_stage_inline_below_bytes);
   options.pipeline.acknowledger_threads = absl::GetFlag(FLAGS_acknowledger_threads);
+  options.pipeline.flush_threads = absl::GetFlag(FLAGS_flush_threads);
   options.pipeline.stream_read_ahead_bytes = absl::GetFlag(FLAGS_stream_read_ahead_bytes);
   options.shm_ingest.allow = absl::GetFlag(FLAGS_allow_shm_ingest);
   options.shm_ingest.max_regions_per_stream = absl::GetFlag(FLAGS_max_shm_regions_per_stream);
@@ -346,6 +354,7 @@ int main(int argc, char** argv) {
        {"stager_threads", o.pipeline.stager_threads},
        {"stage_inline_below_bytes", o.pipeline.stage_inline_below_bytes},
        {"acknowledger_threads", o.pipeline.acknowledger_threads},
+       {"flush_threads", o.pipeline.flush_threads},
        {"stream_read_ahead_bytes", o.pipeline.stream_read_ahead_bytes},
        {"allow_shm_ingest", o.shm_ingest.allow},
        {"max_shm_regions_per_stream", o.shm_ingest.max_regions_per_stream},

@@ -1,6 +1,7 @@
 #include "engine/cuda/cuda_batch_queue.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
@@ -112,14 +113,19 @@ absl::Status CudaBatchQueue::Enqueue(Slot& slot, cudaStream_t stream,
                                          const std::vector<IngestItem>& items) {
   HISTD_RETURN_IF_ERROR(CheckIngestItems(staging, items));
   HISTD_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));
-  size_t used_bytes = 0, staged_bytes = 0;
+  // Staged items are copied as one range, from the first one's start to the last one's
+  // end: under several devices each copies only the part of the buffer its items span.
+  size_t used_bytes = 0, staged_begin = SIZE_MAX, staged_bytes = 0;
   uint64_t samples = 0;
   std::vector<IndexGuardItem> guard;
   for (size_t i = 0; i < items.size(); ++i) {
     const IngestItem& item = items[i];
     const size_t end = item.byte_offset + item.count * SampleBytes(item.kind);
     used_bytes = std::max(used_bytes, end);
-    if (item.region == nullptr) staged_bytes = std::max(staged_bytes, end);
+    if (item.region == nullptr && item.count > 0) {
+      staged_begin = std::min(staged_begin, item.byte_offset);
+      staged_bytes = std::max(staged_bytes, end);
+    }
     if (item.region != nullptr && item.kind == SampleKind::kBinIndex && item.count > 0) {
       guard.push_back(IndexGuardItem{item.byte_offset / 4, item.count,
                                      static_cast<uint32_t>(item.histogram->shape().bins()),
@@ -171,7 +177,9 @@ absl::Status CudaBatchQueue::Enqueue(Slot& slot, cudaStream_t stream,
 
   HISTD_CUDA_RETURN_IF_ERROR(cudaEventRecord(slot.start, stream));
   if (staged_bytes > 0) {
-    HISTD_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(slot.samples.get(), staging.data(), staged_bytes,
+    HISTD_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(slot.samples.as<uint8_t>() + staged_begin,
+                                               staging.data() + staged_begin,
+                                               staged_bytes - staged_begin,
                                                cudaMemcpyHostToDevice, stream));
   }
   for (const IngestItem& item : items) {  // later than the staged copy: they own their range

@@ -111,6 +111,19 @@ void DaemonMetrics::Attach(const DaemonMetricSources& s) {
                  {}, [pipeline] { return pipeline->stats().samples_outside; });
   r.AddCounterFn({"histd_batches_total", "Batches handed to the engine.", Type::kCounter}, {},
                  [pipeline] { return pipeline->stats().batches; });
+  r.AddCounterFn({"histd_ingest_parked_messages_total",
+                  "Ingest messages that waited for room in a staging buffer.", Type::kCounter},
+                 {}, [pipeline] { return pipeline->stats().parked_messages; });
+  r.AddCollector({"histd_ingest_parked_seconds_total",
+                  "Seconds ingest messages waited for room in a staging buffer, summed.",
+                  Type::kCounter},
+                 [pipeline](metrics::Emitter& out) { out.Emit({}, pipeline->stats().park_seconds); });
+  r.AddCollector({"histd_ingest_flush_wait_seconds_total",
+                  "Seconds sealed staging buffers waited to be handed to the engine, summed.",
+                  Type::kCounter},
+                 [pipeline](metrics::Emitter& out) {
+                   out.Emit({}, pipeline->stats().flush_wait_seconds);
+                 });
   const FamilyInfo staging{"histd_staging_buffers", "Staging buffers, by state.", Type::kGauge};
   r.AddGaugeFn(staging, {{"state", "in_flight"}}, [pipeline] {
     return static_cast<double>(pipeline->stats().staging_buffers_in_flight);

@@ -125,9 +125,9 @@ class HistogramEntry {
 };
 
 // Holds the apply-order locks of the histograms of one batch while it is handed to the
-// engine (Engine::Apply), so that no read-and-reset of them runs meanwhile. Only one thread
-// holds several at once (the pipeline's flusher; a read-and-reset takes one), and they are
-// taken in address order. It shares ownership of the entries: the engine may call the
+// engine (Engine::Apply), so that no read-and-reset of them runs meanwhile. The pipeline's
+// flush threads each hold several at once, always taken in address order (a read-and-reset
+// takes one), so they cannot deadlock. It shares ownership of the entries: the engine may call the
 // batch's `done` inline, whose acknowledgements let a client delete a histogram of the batch
 // before the lock is released, and the locks must outlive that.
 class ApplyOrderLock {

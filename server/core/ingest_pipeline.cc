@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "engine/multi_engine.h"
 #include "engine/thread_name.h"
 #include "server/core/ingest_validation.h"
 
@@ -16,6 +17,9 @@ namespace {
 constexpr size_t kAlignment = 8;  // every part starts 8-aligned: fits both sample kinds
 
 size_t AlignUp(size_t n) { return (n + kAlignment - 1) / kAlignment * kAlignment; }
+
+// The pipeline whose flusher runs on this thread (null on every other thread).
+thread_local const void* flusher_of = nullptr;
 
 // Adds the NaN coordinates of `count` staged (x, y) float32 pairs to *nans.
 void CountNans(const uint8_t* pairs, size_t count, NanCounts* nans) {
@@ -39,6 +43,8 @@ struct IngestPipeline::PendingMessage {
   uint64_t outside = 0;       // samples of applied parts that landed in no bin
   size_t bytes = 0;           // payload bytes (the payload itself is released once staged)
   absl::Time scheduled = absl::InfinitePast();  // handed to a stager (stage_wait_seconds)
+  absl::Time parked = absl::InfinitePast();     // last parked in waiting_ (park_seconds)
+  int shard = 0;              // of its histogram (IngestPipeline::shards_)
   bool prevalidated = false;  // larger than a staging buffer: checked whole, then split
   NanCounts region_nans;      // a message in a region: counted when validated in place
   size_t staged_bytes = 0;
@@ -56,9 +62,11 @@ struct IngestPipeline::Slot {
     uint64_t cycle = 0;  // its histogram's read-and-reset cycle, set by Flush
   };
   std::unique_ptr<StagingBuffer> buffer;
+  int shard = 0;     // of every message in it; set when it becomes a shard's current buffer
   size_t used = 0;   // bytes reserved
   int writers = 0;   // copies in progress into reserved space
   bool sealed = false;
+  absl::Time ready = absl::InfinitePast();  // sealed with no writer left (flush_wait_seconds)
   absl::Time deadline = absl::InfiniteFuture();
   std::vector<Part> parts;
 };
@@ -77,6 +85,7 @@ absl::StatusOr<std::unique_ptr<IngestPipeline>> IngestPipeline::Create(
                  static_cast<long long>(options.staging_buffer_bytes), 4096),
         at_least("stager_threads", options.stager_threads, 0),
         at_least("acknowledger_threads", options.acknowledger_threads, 0),
+        at_least("flush_threads", options.flush_threads, 0),
         at_least("eager_flush_depth", options.eager_flush_depth, 0),
         at_least("stream_read_ahead_bytes",
                  static_cast<long long>(options.stream_read_ahead_bytes), 1)}) {
@@ -92,6 +101,9 @@ absl::StatusOr<std::unique_ptr<IngestPipeline>> IngestPipeline::Create(
   if (options.acknowledger_threads > 0) {
     p->acknowledgers_ = std::make_unique<WorkerPool>(options.acknowledger_threads, "histd-ack");
   }
+  if (options.flush_threads > 0) {
+    p->flushers_ = std::make_unique<WorkerPool>(options.flush_threads, "histd-apply");
+  }
   for (int i = 0; i < options.staging_buffers; ++i) {
     absl::StatusOr<std::unique_ptr<StagingBuffer>> buffer =
         engine.CreateStagingBuffer(options.staging_buffer_bytes);
@@ -100,8 +112,11 @@ absl::StatusOr<std::unique_ptr<IngestPipeline>> IngestPipeline::Create(
     slot->buffer = *std::move(buffer);
     p->slots_.push_back(std::move(slot));
   }
+  p->shards_ = std::max<int>(1, MultiEngineMembers(engine).size());
   {
     absl::MutexLock lock(&p->mu_);
+    p->current_.assign(p->shards_, nullptr);
+    p->shard_in_flight_.assign(p->shards_, 0);
     for (auto& slot : p->slots_) p->free_.push_back(slot.get());
     p->stats_.staging_buffers = p->slots_.size();
   }
@@ -129,6 +144,7 @@ void IngestPipeline::Submit(Message message, StagedCallback on_staged, AckCallba
       message.region != nullptr ? message.region_bytes : message.samples.size();
   m->count = bytes / SampleBytes(message.kind);
   m->bytes = bytes;
+  m->shard = shards_ > 1 ? MemberOf(message.histogram->storage()) : 0;
   m->message = std::move(message);
   m->on_staged = std::move(on_staged);
   m->on_ack = std::move(on_ack);
@@ -219,44 +235,63 @@ bool IngestPipeline::StageOrPark(const std::shared_ptr<PendingMessage>& m, bool 
   while (true) {
     Slot* slot = nullptr;
     size_t offset = 0, take = 0;
+    std::vector<Slot*> ready;
+    bool parked = false;
+    std::vector<std::shared_ptr<PendingMessage>> resumes;
     {
       absl::MutexLock lock(&mu_);
-      if (!resume && !waiting_.empty()) {  // first come, first staged
-        waiting_.push_back(m);
-        return false;
+      while (true) {
+        // First come, first staged: behind parked messages, a new one parks too.
+        if (!resume && !waiting_.empty()) {
+          parked = true;
+          break;
+        }
+        Slot*& current = current_[m->shard];
+        if (current == nullptr && !free_.empty()) {
+          current = free_.back();
+          free_.pop_back();
+          current->shard = m->shard;
+        }
+        if (current == nullptr) {
+          parked = true;
+          break;
+        }
+        slot = current;
+        const size_t remaining = total - m->staged_bytes;
+        const size_t start = AlignUp(slot->used);
+        const size_t avail = start < capacity ? capacity - start : 0;
+        take = std::min(remaining, avail / element * element);
+        if ((!m->prevalidated && remaining > avail) || take == 0) {
+          // A message that fits a fresh buffer is never split.
+          SealLocked(slot);
+          slot = nullptr;
+          continue;
+        }
+        offset = start;
+        slot->used = start + take;
+        slot->writers += 1;
+        if (slot->parts.empty() && slot->deadline == absl::InfiniteFuture()) {
+          slot->deadline = absl::Now() + options_.flush_deadline;
+          flusher_cv_.Signal();
+        }
+        break;
       }
-      if (current_ == nullptr && !free_.empty()) {
-        current_ = free_.back();
-        free_.pop_back();
-      }
-      if (current_ == nullptr) {
+      if (parked) {
+        m->parked = absl::Now();
         if (resume) {
           waiting_.push_front(m);
         } else {
           waiting_.push_back(m);
         }
-        return false;
+        stats_.parked_messages += resume ? 0 : 1;
+        resumes = TakeResumesLocked();
       }
-      slot = current_;
-      const size_t remaining = total - m->staged_bytes;
-      const size_t start = AlignUp(slot->used);
-      const size_t avail = start < capacity ? capacity - start : 0;
-      if (!m->prevalidated && remaining > avail) {  // fits a fresh buffer: never split it
-        SealLocked(slot);
-        continue;
-      }
-      take = std::min(remaining, avail / element * element);
-      if (take == 0) {
-        SealLocked(slot);
-        continue;
-      }
-      offset = start;
-      slot->used = start + take;
-      slot->writers += 1;
-      if (slot->parts.empty() && slot->deadline == absl::InfiniteFuture()) {
-        slot->deadline = absl::Now() + options_.flush_deadline;
-        flusher_cv_.Signal();
-      }
+      ready = TakeReadyLocked();
+    }
+    DispatchFlushes(std::move(ready));
+    if (parked) {
+      ScheduleResumes(std::move(resumes));
+      return false;
     }
     // Copy outside the lock; other producers copy into other reserved ranges meanwhile.
     uint8_t* dst = slot->buffer->data() + offset;
@@ -284,11 +319,13 @@ bool IngestPipeline::StageOrPark(const std::shared_ptr<PendingMessage>& m, bool 
         m->parts_in_flight += 1;
         m->staged_bytes += take;
       }  // else: the reserved range stays unused; nothing of the message is in any part
-      if (slot == current_ && capacity - std::min(capacity, AlignUp(slot->used)) < 4) {
+      if (slot == current_[slot->shard] &&
+          capacity - std::min(capacity, AlignUp(slot->used)) < 4) {
         SealLocked(slot);
       }
-      if (slot->sealed && slot->writers == 0) flusher_cv_.Signal();
+      ready = TakeReadyLocked();
     }
+    DispatchFlushes(std::move(ready));
     if (!status.ok()) {
       Reject(m, std::move(status));
       return true;
@@ -303,73 +340,129 @@ bool IngestPipeline::StageOrPark(const std::shared_ptr<PendingMessage>& m, bool 
 
 void IngestPipeline::SealLocked(Slot* slot) {
   slot->sealed = true;
-  if (slot == current_) current_ = nullptr;
+  if (slot == current_[slot->shard]) current_[slot->shard] = nullptr;
   sealed_.push_back(slot);
   flusher_cv_.Signal();
 }
 
-IngestPipeline::Slot* IngestPipeline::SealedReadyLocked() {
-  for (auto it = sealed_.begin(); it != sealed_.end(); ++it) {
-    if ((*it)->writers == 0) {
-      Slot* slot = *it;
-      sealed_.erase(it);
-      return slot;
+bool IngestPipeline::HasRoomLocked(int shard) const {
+  return current_[shard] != nullptr || !free_.empty();
+}
+
+std::vector<IngestPipeline::Slot*> IngestPipeline::TakeReadyLocked() {
+  std::vector<Slot*> ready;
+  const absl::Time now = absl::Now();
+  for (auto it = sealed_.begin(); it != sealed_.end();) {
+    Slot* slot = *it;
+    if (slot->writers != 0) {
+      ++it;
+      continue;
+    }
+    if (slot->ready == absl::InfinitePast()) slot->ready = now;
+    if (flushers_ == nullptr && flusher_of != this) {
+      flusher_cv_.Signal();  // only the flusher applies without flush threads
+      ++it;
+      continue;
+    }
+    it = sealed_.erase(it);
+    in_flight_ += 1;
+    shard_in_flight_[slot->shard] += 1;
+    flushing_ += 1;
+    stats_.flush_wait_seconds += absl::ToDoubleSeconds(now - slot->ready);
+    ready.push_back(slot);
+  }
+  return ready;
+}
+
+void IngestPipeline::DispatchFlushes(std::vector<Slot*> slots) {
+  for (Slot* slot : slots) {
+    if (flushers_ != nullptr) {
+      flushers_->Schedule([this, slot] { Flush(slot); });
+    } else {
+      Flush(slot);  // the flusher thread (TakeReadyLocked)
     }
   }
-  return nullptr;
+}
+
+std::vector<std::shared_ptr<IngestPipeline::PendingMessage>>
+IngestPipeline::TakeResumesLocked() {
+  std::vector<std::shared_ptr<PendingMessage>> resumes;
+  if (stagers_ == nullptr) {
+    if (!waiting_.empty()) flusher_cv_.Signal();  // the flusher resumes them one at a time
+    return resumes;
+  }
+  const absl::Time now = absl::Now();
+  while (!waiting_.empty() && HasRoomLocked(waiting_.front()->shard) &&
+         resuming_ < options_.stager_threads) {
+    stats_.park_seconds += absl::ToDoubleSeconds(now - waiting_.front()->parked);
+    resumes.push_back(std::move(waiting_.front()));
+    waiting_.pop_front();
+    resuming_ += 1;
+  }
+  return resumes;
+}
+
+void IngestPipeline::ScheduleResumes(std::vector<std::shared_ptr<PendingMessage>> messages) {
+  for (auto& m : messages) {
+    stagers_->Schedule([this, m = std::move(m)] { Resume(m); });
+  }
 }
 
 void IngestPipeline::FlusherLoop() {
+  flusher_of = this;
   while (true) {
-    Slot* to_flush = nullptr;
+    std::vector<Slot*> to_flush;
     std::shared_ptr<PendingMessage> to_stage;
     {
       absl::MutexLock lock(&mu_);
       while (true) {
-        if ((to_flush = SealedReadyLocked()) != nullptr) {
-          in_flight_ += 1;
-          break;
-        }
-        const int max_resuming = stagers_ != nullptr ? options_.stager_threads : 1;
-        if (!waiting_.empty() && (current_ != nullptr || !free_.empty()) &&
-            resuming_ < max_resuming) {
+        to_flush = TakeReadyLocked();
+        if (!to_flush.empty()) break;
+        if (stagers_ == nullptr && !waiting_.empty() && HasRoomLocked(waiting_.front()->shard) &&
+            resuming_ == 0) {
           to_stage = std::move(waiting_.front());
           waiting_.pop_front();
+          stats_.park_seconds += absl::ToDoubleSeconds(absl::Now() - to_stage->parked);
           resuming_ += 1;
           break;
         }
-        const bool has_data = current_ != nullptr && current_->used > 0;
-        const bool eager = in_flight_ < options_.eager_flush_depth;
-        if (has_data &&
-            (stopping_ || draining_ || eager || absl::Now() >= current_->deadline)) {
-          SealLocked(current_);
-          continue;
+        bool has_data = false, sealed = false;
+        absl::Time deadline = absl::InfiniteFuture();
+        for (int shard = 0; shard < shards_; ++shard) {
+          Slot* current = current_[shard];
+          if (current == nullptr || current->used == 0) continue;
+          const bool eager = shard_in_flight_[shard] < options_.eager_flush_depth;
+          if (stopping_ || draining_ || eager || absl::Now() >= current->deadline) {
+            SealLocked(current);
+            sealed = true;
+          } else {
+            has_data = true;
+            deadline = std::min(deadline, current->deadline);
+          }
         }
+        if (sealed) continue;
         if (stopping_ && !has_data && sealed_.empty() && waiting_.empty() && in_flight_ == 0 &&
-            completing_ == 0 && active_submits_ == 0 && resuming_ == 0) {
+            completing_ == 0 && active_submits_ == 0 && resuming_ == 0 && flushing_ == 0) {
           return;
         }
-        flusher_cv_.WaitWithDeadline(&mu_, has_data ? current_->deadline : absl::InfiniteFuture());
+        flusher_cv_.WaitWithDeadline(&mu_, deadline);
       }
     }
-    if (to_flush != nullptr) Flush(to_flush);
-    if (to_stage != nullptr) {
-      if (stagers_ != nullptr) {
-        stagers_->Schedule([this, to_stage] { Resume(to_stage); });
-      } else {
-        Resume(to_stage);
-      }
-    }
+    DispatchFlushes(std::move(to_flush));
+    if (to_stage != nullptr) Resume(to_stage);  // no stagers: on this thread
   }
 }
 
 void IngestPipeline::Resume(const std::shared_ptr<PendingMessage>& m) {
   const bool staged = StageOrPark(m, /*resume=*/true);
+  std::vector<std::shared_ptr<PendingMessage>> resumes;
   {
     absl::MutexLock lock(&mu_);
     resuming_ -= 1;
+    resumes = TakeResumesLocked();
     flusher_cv_.Signal();
   }
+  ScheduleResumes(std::move(resumes));
   if (staged) m->on_staged();
 }
 
@@ -397,9 +490,7 @@ void IngestPipeline::Flush(Slot* slot) {
   const absl::Time started = absl::Now();
   if (items.empty()) {  // every reservation in it was rejected
     OnApplied(slot, started, absl::OkStatus(), {});
-    return;
-  }
-  {
+  } else {
     // No read-and-reset of these histograms runs while the batch is handed over, so each
     // part's bins land in the cycle BeginApply names (HistogramEntry, "Cycles").
     std::vector<std::shared_ptr<HistogramEntry>> entries;
@@ -415,12 +506,15 @@ void IngestPipeline::Flush(Slot* slot) {
   const double enqueue = absl::ToDoubleSeconds(absl::Now() - started);
   absl::MutexLock lock(&mu_);
   stats_.enqueue_seconds += enqueue;
+  flushing_ -= 1;
+  flusher_cv_.Signal();
 }
 
 void IngestPipeline::OnApplied(Slot* slot, absl::Time started, absl::Status status,
                                std::vector<IngestItemResult> results) {
   const absl::Time done = absl::Now();
   std::vector<std::shared_ptr<PendingMessage>> completed;
+  std::vector<std::shared_ptr<PendingMessage>> resumes;
   {
     absl::MutexLock lock(&mu_);
     if (status.ok() && results.size() != slot->parts.size()) {
@@ -475,12 +569,16 @@ void IngestPipeline::OnApplied(Slot* slot, absl::Time started, absl::Status stat
     slot->parts.clear();
     slot->used = 0;
     slot->sealed = false;
+    slot->ready = absl::InfinitePast();
     slot->deadline = absl::InfiniteFuture();
     free_.push_back(slot);
     in_flight_ -= 1;
+    shard_in_flight_[slot->shard] -= 1;
     completing_ += 1;  // Shutdown waits for the acknowledgements below, not just the slot
     flusher_cv_.Signal();
+    resumes = TakeResumesLocked();
   }
+  ScheduleResumes(std::move(resumes));
   auto acknowledge = [this, completed = std::move(completed), done] {
     for (const auto& m : completed) Complete(m);
     const double seconds = absl::ToDoubleSeconds(absl::Now() - done);
@@ -519,7 +617,8 @@ void IngestPipeline::Shutdown() {
     flusher_cv_.Signal();
   }
   if (flusher_.joinable()) flusher_.join();
-  // Both idle by now: the flusher waited for them (resuming_, completing_).
+  // All idle by now: the flusher waited for them (resuming_, flushing_, completing_).
+  if (flushers_ != nullptr) flushers_->Shutdown();
   if (stagers_ != nullptr) stagers_->Shutdown();
   if (acknowledgers_ != nullptr) acknowledgers_->Shutdown();
 }

@@ -3,16 +3,24 @@
 // Shape (the GPU pipeline replaces what sits behind it, not this interface):
 //   handler --Submit--> validate while copying into the current staging buffer (on a stager
 //                       thread for large messages, on the caller's thread for small ones)
-//   flusher thread  --> one Engine::Apply per buffer (one IngestItem per message part),
-//                       when the buffer fills, flush_deadline after its first message, or
-//                       at once while fewer than eager_flush_depth batches are in flight
+//   flusher thread  --> seals a buffer when it fills, flush_deadline after its first
+//                       message, or at once while fewer than eager_flush_depth batches of
+//                       its shard are in flight, and hands each sealed buffer, once no copy
+//                       into it is left, to a flush thread
+// Shards: on an engine over several devices (engine/multi_engine.h) each device has its own
+// current buffer, so a batch holds messages of one device's histograms only and is one
+// copy and one launch there; buffers and parked messages are shared.
+//   flush threads   --> one Engine::Apply per buffer (one IngestItem per message part); a
+//                       thread blocked by a busy device holds up no other buffer
 //   Apply's done    --> counters, the buffer is free again; then each message's ack callback
 //                       (on an acknowledger thread, or on the engine's thread without them)
 // A message larger than one staging buffer is validated whole first, then split across
 // buffers, and acknowledged when every part is applied. A message that fits is never split.
 //
 // Backpressure: when no staging buffer has room, Submit parks the message and returns
-// without calling on_staged; a producer's submits whose on_staged has not run stay under
+// without calling on_staged; parked messages are staged first come, first staged, by the
+// stager threads, which take them as soon as a buffer has room (the thread that frees or
+// fills a buffer hands them over); a producer's submits whose on_staged has not run stay under
 // options.stream_read_ahead_bytes (the ingest reactor stops reading, and gRPC flow control
 // does the rest). Memory stays bounded by the staging buffers plus that read-ahead (and one
 // message) per producer. A producer's messages may be staged, applied and acknowledged in
@@ -67,6 +75,9 @@ struct IngestStats {
   double acknowledge_seconds = 0;  // from done to the batch's last acknowledgement sent
   double stage_seconds = 0;       // copying (and validating) payloads into staging, all threads
   double stage_wait_seconds = 0;  // messages waiting for a stager thread, summed over messages
+  uint64_t parked_messages = 0;   // messages that waited for room in a staging buffer
+  double park_seconds = 0;        // their wait, from parking to being handed to a stager
+  double flush_wait_seconds = 0;  // sealed buffers, from ready to their Apply call
 };
 
 class IngestPipeline {
@@ -115,16 +126,32 @@ class IngestPipeline {
                  metrics::Histogram* batch_samples);
 
   // Stages what is left of `m`. True when fully staged or rejected; false when parked in
-  // waiting_ (at the front when `resume`), in which case the flusher continues it later.
+  // waiting_ (at the front when `resume`), in which case a stager (or, without stagers,
+  // the flusher) continues it later.
   bool StageOrPark(const std::shared_ptr<PendingMessage>& m, bool resume);
+  // With stagers: takes parked messages off waiting_ while a buffer has room and fewer than
+  // stager_threads are being resumed; the caller schedules them (ScheduleResumes) once it
+  // has released mu_.
+  std::vector<std::shared_ptr<PendingMessage>> TakeResumesLocked()
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ScheduleResumes(std::vector<std::shared_ptr<PendingMessage>> messages);
   // Submit's work after the shutdown check: validation, staging, on_staged.
   void SubmitAccepted(const std::shared_ptr<PendingMessage>& m);
   // A parked message resumed by a stager thread.
   void Resume(const std::shared_ptr<PendingMessage>& m);
   void Reject(const std::shared_ptr<PendingMessage>& m, absl::Status status);
   void SealLocked(Slot* slot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  Slot* SealedReadyLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // A message of `shard` could be staged now: its current buffer or a free one.
+  bool HasRoomLocked(int shard) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Takes every sealed slot that no copy is writing into any more, counting each in
+  // in_flight_ and flushing_; the caller hands them to DispatchFlushes once it has released
+  // mu_. With flush threads any thread does (the one that finishes the last copy into a
+  // sealed slot dispatches it); without them only the flusher.
+  std::vector<Slot*> TakeReadyLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void DispatchFlushes(std::vector<Slot*> slots);
   void FlusherLoop();
+  // Applies a sealed slot (on a flush thread, or the flusher without them), then counts it
+  // out of flushing_.
   void Flush(Slot* slot);
   void OnApplied(Slot* slot, absl::Time started, absl::Status status,
                  std::vector<IngestItemResult> results);
@@ -140,12 +167,19 @@ class IngestPipeline {
   mutable absl::Mutex mu_;
   absl::CondVar flusher_cv_;
   std::vector<Slot*> free_ ABSL_GUARDED_BY(mu_);
-  Slot* current_ ABSL_GUARDED_BY(mu_) = nullptr;  // accepting reservations
+  // Shards: one per device of a multi-device engine (MultiEngineMembers), else one. A
+  // staging buffer holds messages of one shard only, so each batch goes to one device.
+  int shards_ = 1;  // fixed after construction
+  // Per shard, the buffer accepting reservations (null: none yet).
+  std::vector<Slot*> current_ ABSL_GUARDED_BY(mu_);
+  // Per shard, batches handed to the engine and not yet done (eager_flush_depth).
+  std::vector<int> shard_in_flight_ ABSL_GUARDED_BY(mu_);
   std::vector<Slot*> sealed_ ABSL_GUARDED_BY(mu_);  // full; flushed once no writer is left
   std::deque<std::shared_ptr<PendingMessage>> waiting_ ABSL_GUARDED_BY(mu_);
   int in_flight_ ABSL_GUARDED_BY(mu_) = 0;
   int active_submits_ ABSL_GUARDED_BY(mu_) = 0;
   int resuming_ ABSL_GUARDED_BY(mu_) = 0;  // parked messages handed to stagers
+  int flushing_ ABSL_GUARDED_BY(mu_) = 0;  // sealed slots handed to flush threads, in Flush
   // Applied batches whose slot is free again but whose messages are still being
   // acknowledged; the flusher (and so Shutdown) waits for them, since that runs on an engine
   // thread and touches this pipeline.
@@ -159,6 +193,7 @@ class IngestPipeline {
   std::thread flusher_;
   std::unique_ptr<WorkerPool> stagers_;  // null when options_.stager_threads == 0
   std::unique_ptr<WorkerPool> acknowledgers_;  // null when acknowledger_threads == 0
+  std::unique_ptr<WorkerPool> flushers_;  // null when flush_threads == 0
 };
 
 }  // namespace histd::server

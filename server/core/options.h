@@ -10,18 +10,20 @@
 #include <cstdint>
 #include <limits>
 #include <string>
-#include <thread>
 
 #include "absl/time/time.h"
 #include "engine/engine_factory.h"
 #include "server/core/copy_stores.h"
+#include "server/core/host_cpus.h"
 
 namespace histd::server {
 
-// Staging buffers by default: 2 per hardware thread, at least 16 (Options::Pipeline).
-inline int DefaultStagingBuffers() {
-  return std::max(16, 2 * static_cast<int>(std::thread::hardware_concurrency()));
-}
+// Ingest pipeline defaults, from the CPUs this process may use (AvailableCpus; see
+// Options::Pipeline for the measurements).
+inline int DefaultStagingBuffers() { return std::max(16, 2 * AvailableCpus()); }
+inline int DefaultStagerThreads() { return std::max(4, AvailableCpus() / 2); }
+inline int DefaultFlushThreads() { return std::max(2, AvailableCpus() / 8); }
+inline int DefaultAcknowledgerThreads() { return std::max(2, AvailableCpus() / 8); }
 
 // The least an ingest message counts against Options::Pipeline::stream_read_ahead_bytes.
 inline constexpr size_t kReadAheadMinChargeBytes = 4096;
@@ -104,10 +106,8 @@ struct Options {
     // A buffer is in flight from its first message until its batch is applied, whatever it
     // holds, so the count bounds the batches in the pipeline; under many producers a batch
     // holds only 2-3 messages (eager flush). When none is free, messages park in one queue
-    // that the flusher thread hands to the stagers. Default: 2 per hardware thread, at
-    // least 16. H200 host (16 threads), 16 producers of 1 MiB messages, two runs of two
-    // pairs each: 16 buffers left 53-57 messages parked and reached 0.75-0.77 of the bare
-    // sink, 32 parked none and reached 0.87-0.99 (8 producers, 16 buffers: 0.92).
+    // that the stager threads take from as buffers come free. Default: 2 per CPU this
+    // process may use (AvailableCpus), at least 16.
     int staging_buffers = DefaultStagingBuffers();
     size_t staging_buffer_bytes = size_t{8} << 20;
     // A partly filled staging buffer is applied at the latest this long after its first message
@@ -127,14 +127,22 @@ struct Options {
     // process, 9 windows each, interleaved: everything inline (8 stagers for waiting
     // messages) 0.95 of the bare sink (0.90-1.00), ack p50 7.6-9.2 ms; inline below 64 KiB
     // 0.86 (0.78-0.92), 9.6-10.8 ms: a stager's copy reads bytes the receiving core has just
-    // written, and pays a hand-over.
-    int stager_threads = 8;
+    // written, and pays a hand-over. Default: one per two CPUs this process may use, at
+    // least 4.
+    int stager_threads = DefaultStagerThreads();
     size_t stage_inline_below_bytes = std::numeric_limits<size_t>::max();
     // Threads that send the acknowledgements of applied batches, so that the engine's
     // completion thread only frees slots (an acknowledgement is a gRPC write: tens of us).
     // 0: they are sent on the engine's completion thread (H100, 4 producers: 0.70-0.82 of the
-    // bare sink's throughput, against 0.92-1.41 with 2).
-    int acknowledger_threads = 2;
+    // bare sink's throughput, against 0.92-1.41 with 2). Default: one per eight CPUs this
+    // process may use, at least 2.
+    int acknowledger_threads = DefaultAcknowledgerThreads();
+    // Threads that hand sealed staging buffers to the engine (Engine::Apply, which blocks
+    // while the device has no free batch slot), so that a batch waiting for one device
+    // holds up neither the batches of another device nor the sealing of the next buffer.
+    // 0: the flusher thread applies each buffer itself. Default: one per eight CPUs this
+    // process may use, at least 2.
+    int flush_threads = DefaultFlushThreads();
     // Payload bytes of one ingest stream that may be with the pipeline, not yet staged: the
     // stream's next read starts while its unstaged messages total less than this, each
     // counted as at least kReadAheadMinChargeBytes (so a stream of tiny messages parks a

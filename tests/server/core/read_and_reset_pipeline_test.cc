@@ -1,7 +1,8 @@
 // HistogramEntry::ReadAndReset against the real IngestPipeline on an engine whose Apply
 // calls `done` later, on a thread of its own, as the CUDA engine does: a read-and-reset then
 // meets parts whose bins are already in its copy but whose counters are not yet recorded,
-// and must wait for them. Runs without a GPU (the CPU engine underneath).
+// and must wait for them; with the flusher applying every batch and with several flush
+// threads applying them concurrently. Runs without a GPU (the CPU engine underneath).
 #include <atomic>
 #include <condition_variable>
 #include <deque>
@@ -74,7 +75,9 @@ class DeferredDoneEngine final : public testing::ForwardingEngine {
 // applied in parts) while a harvester reads and resets: each cycle's samples_applied equals
 // the sum of its bins (no bin reaches the cap in a cycle), and the cycles add up, bin for bin
 // and message for message, to what was acknowledged.
-TEST(ReadAndResetPipelineTest, LateDoneCallbacksCountInTheCycleOfTheirBins) {
+class ReadAndResetPipelineTest : public ::testing::TestWithParam<int> {};  // flush threads
+
+TEST_P(ReadAndResetPipelineTest, LateDoneCallbacksCountInTheCycleOfTheirBins) {
   const uint64_t seed = std::random_device{}();
   SCOPED_TRACE(::testing::Message() << "seed " << seed);
   DeferredDoneEngine engine(seed);
@@ -89,6 +92,7 @@ TEST(ReadAndResetPipelineTest, LateDoneCallbacksCountInTheCycleOfTheirBins) {
   options.staging_buffers = 4;
   options.staging_buffer_bytes = 64 << 10;
   options.stager_threads = 2;
+  options.flush_threads = GetParam();
   options.flush_deadline = absl::Microseconds(200);
   absl::StatusOr<std::unique_ptr<IngestPipeline>> pipeline = IngestPipeline::Create(engine, options);
   ASSERT_TRUE(pipeline.ok()) << pipeline.status();
@@ -166,6 +170,8 @@ TEST(ReadAndResetPipelineTest, LateDoneCallbacksCountInTheCycleOfTheirBins) {
   EXPECT_EQ(samples, acked_samples);
   EXPECT_TRUE(harvested == acked_hits) << "the cycles' bins do not add up to the acknowledged samples";
 }
+
+INSTANTIATE_TEST_SUITE_P(FlushThreads, ReadAndResetPipelineTest, ::testing::Values(0, 3));
 
 }  // namespace
 }  // namespace histd::server

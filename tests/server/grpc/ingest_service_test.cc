@@ -292,11 +292,13 @@ TEST_P(IngestServiceTest, ConcurrentProducersGiveExactTotals) {
 // Staging on the receiving thread (no stagers) and on stager threads (every message),
 // the latter also with a read-ahead of three minimum charges per stream and the cached copy. The
 // tests pair them with acknowledgements sent on the engine's thread (no acknowledgers) and
-// on acknowledger threads.
+// on acknowledger threads, and batches applied by the flusher thread itself (no flush
+// threads) and by flush threads.
 struct StagerMode {
   int stagers;
   size_t read_ahead_bytes;
   CopyStores stores = CopyStores::kAuto;
+  int flush_threads = 2;
   // Messages of one stream that may be parked at once (each counts at least
   // kReadAheadMinChargeBytes; the last one read may cross the budget).
   uint64_t MaxParkedPerStream() const {
@@ -304,12 +306,13 @@ struct StagerMode {
   }
 };
 std::vector<StagerMode> StagerModes() {
-  return {{0, 1}, {3, 1}, {3, 3 * kReadAheadMinChargeBytes, CopyStores::kCached}};
+  return {{0, 1, CopyStores::kAuto, 0}, {3, 1}, {3, 3 * kReadAheadMinChargeBytes, CopyStores::kCached}};
 }
 
 void ApplyStagerMode(const StagerMode& mode, Options& o) {
   o.pipeline.stager_threads = mode.stagers;
   o.pipeline.acknowledger_threads = mode.stagers == 0 ? 0 : 2;
+  o.pipeline.flush_threads = mode.flush_threads;
   o.pipeline.stage_inline_below_bytes = 0;
   o.pipeline.stream_read_ahead_bytes = mode.read_ahead_bytes;
   o.pipeline.staging_stores = mode.stores;

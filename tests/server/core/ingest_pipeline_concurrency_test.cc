@@ -1,0 +1,386 @@
+// The ingest pipeline's concurrency structure: flush threads hand sealed buffers to the
+// engine independently (a batch blocked in Engine::Apply, as on a device with no free batch
+// slot, holds up no other batch), parked messages are staged as buffers come free, and with
+// every combination of flush and stager threads each message is staged and acknowledged
+// exactly once, with exact bins; over several devices each batch goes to one device. Runs without a GPU (the CPU engine underneath).
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "gtest/gtest.h"
+#include "engine/multi_engine.h"
+#include "server/core/histogram_store.h"
+#include "server/core/ingest_pipeline.h"
+#include "tests/server/core/forwarding_engine.h"
+
+namespace histd::server {
+namespace {
+
+// The CPU engine; an Apply whose batch holds the gated histogram blocks until `open`.
+class GatedEngine final : public testing::ForwardingEngine {
+ public:
+  GatedEngine() : ForwardingEngine(1) {}
+
+  const HistogramStorage* gated = nullptr;
+  absl::Notification entered;  // a gated Apply is blocked
+  absl::Notification open;     // gated Applies may go on
+
+  void Apply(const StagingBuffer& staging, std::vector<IngestItem> items, ApplyDone done) override {
+    for (const IngestItem& item : items) {
+      if (item.histogram == gated) {
+        entered.Notify();
+        open.WaitForNotificationWithTimeout(absl::Seconds(20));
+        break;
+      }
+    }
+    inner().Apply(staging, std::move(items), std::move(done));
+  }
+};
+
+// The CPU engine with every `done` called later, after a short random delay, on a completion
+// thread of its own (as the CUDA engine's), in submission order.
+class DelayedDoneEngine final : public testing::ForwardingEngine {
+ public:
+  explicit DelayedDoneEngine(uint64_t seed) : ForwardingEngine(2), rng_(seed) {
+    thread_ = std::thread([this] { Loop(); });
+  }
+  ~DelayedDoneEngine() override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stopping_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+
+  void Apply(const StagingBuffer& staging, std::vector<IngestItem> items, ApplyDone done) override {
+    inner().Apply(staging, std::move(items),
+                  [this, done = std::move(done)](absl::Status s, std::vector<IngestItemResult> r) {
+                    {
+                      std::lock_guard<std::mutex> lock(mu_);
+                      queue_.push_back(
+                          [done, s, r = std::move(r)]() mutable { done(s, std::move(r)); });
+                    }
+                    cv_.notify_all();
+                  });
+  }
+
+ private:
+  void Loop() {
+    while (true) {
+      std::function<void()> next;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+        if (queue_.empty()) return;
+        next = std::move(queue_.front());
+        queue_.pop_front();
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(rng_() % 500));
+      next();
+    }
+  }
+
+  std::mt19937_64 rng_;  // the completion thread's
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::function<void()>> queue_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+// The CPU engine, counting Apply calls (one device of a multi engine).
+class CountingEngine final : public testing::ForwardingEngine {
+ public:
+  CountingEngine() : ForwardingEngine(1) {}
+  std::atomic<int> applies{0};
+  void Apply(const StagingBuffer& staging, std::vector<IngestItem> items, ApplyDone done) override {
+    applies.fetch_add(1);
+    inner().Apply(staging, std::move(items), std::move(done));
+  }
+};
+
+std::shared_ptr<HistogramEntry> MustCreate(HistogramStore& store, const std::string& name,
+                                           HistogramShape shape) {
+  HistogramSpec spec;
+  spec.name = name;
+  spec.shape = shape;
+  absl::StatusOr<std::shared_ptr<HistogramEntry>> entry = store.Create(spec);
+  EXPECT_TRUE(entry.ok()) << entry.status();
+  return entry.ok() ? *entry : nullptr;
+}
+
+// A message of bin indices into `histogram`.
+IngestPipeline::Message Indices(std::shared_ptr<HistogramEntry> histogram,
+                                const std::vector<uint32_t>& indices) {
+  std::string bytes(indices.size() * 4, '\0');
+  std::memcpy(bytes.data(), indices.data(), bytes.size());
+  IngestPipeline::Message message;
+  message.histogram = std::move(histogram);
+  message.kind = SampleKind::kBinIndex;
+  message.samples = SamplePayload(std::move(bytes));
+  return message;
+}
+
+// A message's acknowledgement, once.
+struct Ack {
+  absl::Notification done;
+  absl::Status status = absl::UnknownError("never acknowledged");
+  void Set(absl::Status s) {
+    status = std::move(s);
+    done.Notify();
+  }
+};
+
+TEST(IngestPipelineConcurrencyTest, ABatchBlockedInApplyHoldsUpNoOtherBatch) {
+  GatedEngine engine;
+  HistogramStore store(engine, 4, uint64_t{1} << 20);
+  std::shared_ptr<HistogramEntry> a = MustCreate(store, "a", HistogramShape{4, 8, 255});
+  std::shared_ptr<HistogramEntry> b = MustCreate(store, "b", HistogramShape{4, 8, 255});
+  ASSERT_TRUE(a && b);
+  engine.gated = &a->storage();
+  Options::Pipeline options;
+  options.staging_buffers = 4;
+  options.staging_buffer_bytes = 4096;
+  options.flush_threads = 2;
+  absl::StatusOr<std::unique_ptr<IngestPipeline>> pipeline =
+      IngestPipeline::Create(engine, options);
+  ASSERT_TRUE(pipeline.ok()) << pipeline.status();
+
+  Ack ack_a, ack_b;
+  (*pipeline)->Submit(Indices(a, {1, 2, 3}),
+                      [] {}, [&](absl::Status s, uint64_t) { ack_a.Set(s); });
+  ASSERT_TRUE(engine.entered.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  // a's batch is blocked in Apply; b's goes to another flush thread.
+  (*pipeline)->Submit(Indices(b, {4, 5}), [] {},
+                      [&](absl::Status s, uint64_t) { ack_b.Set(s); });
+  EXPECT_TRUE(ack_b.done.WaitForNotificationWithTimeout(absl::Seconds(10)))
+      << "a batch waited for another batch's Apply";
+  EXPECT_TRUE(ack_b.status.ok()) << ack_b.status;
+  EXPECT_FALSE(ack_a.done.HasBeenNotified());
+  engine.open.Notify();
+  ASSERT_TRUE(ack_a.done.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  EXPECT_TRUE(ack_a.status.ok()) << ack_a.status;
+  (*pipeline)->Shutdown();
+  EXPECT_EQ(a->counters().samples_applied, 3u);
+  EXPECT_EQ(b->counters().samples_applied, 2u);
+}
+
+TEST(IngestPipelineConcurrencyTest, ShutdownWaitsForABatchBlockedInApply) {
+  GatedEngine engine;
+  HistogramStore store(engine, 4, uint64_t{1} << 20);
+  std::shared_ptr<HistogramEntry> a = MustCreate(store, "a", HistogramShape{4, 8, 255});
+  ASSERT_TRUE(a);
+  engine.gated = &a->storage();
+  Options::Pipeline options;
+  options.staging_buffers = 2;
+  options.staging_buffer_bytes = 4096;
+  options.flush_threads = 2;
+  absl::StatusOr<std::unique_ptr<IngestPipeline>> pipeline =
+      IngestPipeline::Create(engine, options);
+  ASSERT_TRUE(pipeline.ok()) << pipeline.status();
+  Ack ack;
+  (*pipeline)->Submit(Indices(a, {7}), [] {},
+                      [&](absl::Status s, uint64_t) { ack.Set(s); });
+  ASSERT_TRUE(engine.entered.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  absl::Notification shut;
+  std::thread shutdown([&] {
+    (*pipeline)->Shutdown();
+    shut.Notify();
+  });
+  EXPECT_FALSE(shut.WaitForNotificationWithTimeout(absl::Milliseconds(200)))
+      << "Shutdown returned while a batch was still being handed to the engine";
+  engine.open.Notify();
+  EXPECT_TRUE(shut.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  shutdown.join();
+  ASSERT_TRUE(ack.done.HasBeenNotified()) << "Shutdown returned before the acknowledgement";
+  EXPECT_TRUE(ack.status.ok()) << ack.status;
+  EXPECT_EQ((*pipeline)->stats().unacknowledged_messages, 0u);
+}
+
+// Histograms on two devices (a multi engine over two CPU engines): every batch is one
+// device's, so the devices see exactly as many Apply calls as the pipeline made batches.
+TEST(IngestPipelineConcurrencyTest, OnTwoDevicesEachBatchGoesToOneDevice) {
+  std::vector<std::unique_ptr<Engine>> members;
+  members.push_back(std::make_unique<CountingEngine>());
+  members.push_back(std::make_unique<CountingEngine>());
+  CountingEngine* device0 = static_cast<CountingEngine*>(members[0].get());
+  CountingEngine* device1 = static_cast<CountingEngine*>(members[1].get());
+  absl::StatusOr<std::unique_ptr<Engine>> engine = MakeMultiEngine(std::move(members));
+  ASSERT_TRUE(engine.ok()) << engine.status();
+  HistogramStore store(**engine, 8, uint64_t{1} << 20);
+  const HistogramShape shape{16, 16, 255};
+  std::vector<std::shared_ptr<HistogramEntry>> histograms;
+  for (const char* name : {"h0", "h1", "h2", "h3"}) histograms.push_back(MustCreate(store, name, shape));
+  int on_device1 = 0;
+  for (const auto& h : histograms) {
+    ASSERT_TRUE(h);
+    on_device1 += MemberOf(h->storage());
+  }
+  ASSERT_EQ(on_device1, 2) << "the histograms are not spread over both devices";
+  Options::Pipeline options;
+  options.staging_buffers = 3;
+  options.staging_buffer_bytes = 4096;
+  options.flush_threads = 2;
+  options.stager_threads = 2;
+  options.flush_deadline = absl::Microseconds(300);
+  absl::StatusOr<std::unique_ptr<IngestPipeline>> pipeline =
+      IngestPipeline::Create(**engine, options);
+  ASSERT_TRUE(pipeline.ok()) << pipeline.status();
+
+  constexpr int kProducers = 4, kMessages = 50;
+  std::vector<uint64_t> expected(histograms.size(), 0);
+  std::mutex mu;
+  std::atomic<int> acknowledged{0}, failed{0};
+  std::vector<std::thread> producers;
+  for (int id = 0; id < kProducers; ++id) {
+    producers.emplace_back([&, id] {
+      std::mt19937_64 rng(id);
+      for (int n = 0; n < kMessages; ++n) {
+        const size_t h = (id + n) % histograms.size();
+        std::vector<uint32_t> indices(1 + rng() % 300);
+        for (uint32_t& i : indices) i = static_cast<uint32_t>(rng() % shape.bins());
+        {
+          std::lock_guard<std::mutex> lock(mu);
+          expected[h] += indices.size();
+        }
+        (*pipeline)->Submit(
+            Indices(histograms[h], indices), [] {},
+            [&](absl::Status status, uint64_t) {
+              if (!status.ok()) failed.fetch_add(1);
+              acknowledged.fetch_add(1);
+            });
+      }
+    });
+  }
+  for (auto& t : producers) t.join();
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (acknowledged.load() < kProducers * kMessages && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  (*pipeline)->Shutdown();
+  EXPECT_EQ(acknowledged.load(), kProducers * kMessages);
+  EXPECT_EQ(failed.load(), 0);
+  const IngestStats stats = (*pipeline)->stats();
+  EXPECT_GT(device0->applies.load(), 0);
+  EXPECT_GT(device1->applies.load(), 0);
+  EXPECT_EQ(static_cast<uint64_t>(device0->applies.load() + device1->applies.load()), stats.batches)
+      << "a batch held messages of both devices";
+  for (size_t h = 0; h < histograms.size(); ++h) {
+    EXPECT_EQ(histograms[h]->counters().samples_applied, expected[h]) << "histogram " << h;
+  }
+}
+
+struct Threads {
+  int flush;
+  int stagers;
+};
+
+class IngestPipelineThreadsTest : public ::testing::TestWithParam<Threads> {};
+
+// Six producers, three histograms, two small staging buffers: messages park, some are split
+// across buffers, batches complete late and out of the producers' order. Every message is
+// staged once and acknowledged once, OK, and the bins are exactly the samples submitted.
+TEST_P(IngestPipelineThreadsTest, ManyProducersFewBuffersEveryMessageOnceAndExact) {
+  const uint64_t seed = std::random_device{}();
+  SCOPED_TRACE(::testing::Message() << "seed " << seed);
+  DelayedDoneEngine engine(seed);
+  HistogramStore store(engine, 8, uint64_t{1} << 20);
+  const HistogramShape shape{32, 64, 255};
+  std::vector<std::shared_ptr<HistogramEntry>> histograms;
+  for (const char* name : {"h0", "h1", "h2"}) histograms.push_back(MustCreate(store, name, shape));
+  ASSERT_TRUE(histograms[0] && histograms[1] && histograms[2]);
+  Options::Pipeline options;
+  options.staging_buffers = 2;
+  options.staging_buffer_bytes = 4096;  // 1,024 indices
+  options.flush_threads = GetParam().flush;
+  options.stager_threads = GetParam().stagers;
+  options.acknowledger_threads = 1;
+  options.flush_deadline = absl::Microseconds(100);
+  absl::StatusOr<std::unique_ptr<IngestPipeline>> pipeline =
+      IngestPipeline::Create(engine, options);
+  ASSERT_TRUE(pipeline.ok()) << pipeline.status();
+
+  constexpr int kProducers = 6, kMessages = 60;
+  const uint64_t bins = shape.bins();
+  std::mutex mu;
+  std::vector<std::vector<uint64_t>> expected(histograms.size(), std::vector<uint64_t>(bins, 0));
+  std::atomic<int> staged{0}, acknowledged{0}, failed{0}, twice{0};
+  std::vector<std::thread> producers;
+  for (int id = 0; id < kProducers; ++id) {
+    producers.emplace_back([&, id] {
+      std::mt19937_64 rng(seed + id);
+      for (int n = 0; n < kMessages; ++n) {
+        const size_t h = rng() % histograms.size();
+        // Mostly a few hundred samples; every 15th larger than a buffer (split).
+        std::vector<uint32_t> indices(n % 15 == 0 ? 2500 : 1 + rng() % 600);
+        for (uint32_t& i : indices) i = static_cast<uint32_t>(rng() % bins);
+        {
+          std::lock_guard<std::mutex> lock(mu);
+          for (uint32_t i : indices) expected[h][i] += 1;
+        }
+        auto staged_once = std::make_shared<std::atomic<int>>(0);
+        auto acked_once = std::make_shared<std::atomic<int>>(0);
+        (*pipeline)->Submit(
+            Indices(histograms[h], indices),
+            [&, staged_once] {
+              if (staged_once->fetch_add(1) > 0) twice.fetch_add(1);
+              staged.fetch_add(1);
+            },
+            [&, acked_once](absl::Status status, uint64_t) {
+              if (acked_once->fetch_add(1) > 0) twice.fetch_add(1);
+              if (!status.ok()) failed.fetch_add(1);
+              acknowledged.fetch_add(1);
+            });
+      }
+    });
+  }
+  for (auto& t : producers) t.join();
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (acknowledged.load() < kProducers * kMessages && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  const IngestStats stats = (*pipeline)->stats();
+  (*pipeline)->Shutdown();
+
+  EXPECT_EQ(acknowledged.load(), kProducers * kMessages);
+  EXPECT_EQ(staged.load(), kProducers * kMessages);
+  EXPECT_EQ(twice.load(), 0) << "a callback ran twice";
+  EXPECT_EQ(failed.load(), 0);
+  EXPECT_GT(stats.parked_messages, 0u) << "no message waited for a buffer: the test proves less";
+  EXPECT_EQ(stats.messages, uint64_t{kProducers} * kMessages);
+  for (size_t h = 0; h < histograms.size(); ++h) {
+    std::vector<uint8_t> bins_read(bins);
+    absl::StatusOr<IngestCounters> counters = histograms[h]->ReadAndReset(engine, bins_read.data());
+    ASSERT_TRUE(counters.ok()) << counters.status();
+    uint64_t total = 0;
+    for (uint64_t i = 0; i < bins; ++i) total += expected[h][i];
+    EXPECT_EQ(counters->samples_applied, total) << "histogram " << h;
+    for (uint64_t i = 0; i < bins; ++i) {
+      ASSERT_LT(expected[h][i], 255u) << "the test's samples saturate a bin";
+      ASSERT_EQ(bins_read[i], expected[h][i]) << "histogram " << h << " bin " << i;
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(FlushAndStagerThreads, IngestPipelineThreadsTest,
+                         ::testing::Values(Threads{0, 0}, Threads{0, 3}, Threads{3, 0},
+                                           Threads{3, 3}),
+                         [](const ::testing::TestParamInfo<Threads>& info) {
+                           return "flush" + std::to_string(info.param.flush) + "_stagers" +
+                                  std::to_string(info.param.stagers);
+                         });
+
+}  // namespace
+}  // namespace histd::server

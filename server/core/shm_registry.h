@@ -4,8 +4,9 @@
 // the table (Unregister, or the table's end) does not unmap it while messages in flight
 // still hold it (ShmRegion is shared).
 //
-// Thread safety: none; one thread at a time (the stream's read callbacks, which gRPC
-// never runs concurrently for one stream).
+// Thread safety: none; one thread at a time (the read callbacks of the stream's
+// registrations and shared-memory messages: the stream's next read starts only once such a
+// callback is done with the table).
 #pragma once
 
 #include <map>

@@ -104,7 +104,15 @@ class IngestStreamReactor final
     auto ack = std::make_shared<PendingAck>();
     if (ctx_.metrics != nullptr) ack->received = std::chrono::steady_clock::now();
     if (request.ok()) ack->response.set_sequence(request->sequence);
+    // A message of samples touches nothing of the stream's own after this point, so the
+    // next read starts now, within the read-ahead, and gRPC receives the next message while
+    // this one is validated and staged (its callback may run meanwhile, on another thread).
+    // Registrations and shared-memory messages use the stream's region table: the next read
+    // waits until they are done.
+    const bool read_on = request.ok() && !request->has_register_shm &&
+                         request->unregister_shm.empty() && !request->has_shm;
     bool after_notice;
+    Actions early;
     {
       absl::MutexLock lock(&mu_);
       read_outstanding_ = false;
@@ -113,7 +121,9 @@ class IngestStreamReactor final
       ++received_;
       after_notice = stopping_;
       if (!after_notice) staging_bytes_ += charge;
+      if (read_on && !after_notice) early = NextActionsLocked();
     }
+    Perform(early);
     if (after_notice) {
       OnAck(ack, absl::UnavailableError("histd is shutting down; message not applied"), 0);
       return;

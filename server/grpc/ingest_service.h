@@ -4,10 +4,12 @@
 // (ingest_request_decoder.h), so samples are not copied into a protobuf string first;
 // acknowledgements are serialized IngestResponses. The wire format is unchanged.
 //
-// Per stream: StartRead -> OnReadDone (hand the message to the IngestPipeline) -> the next
-// StartRead only once the pipeline has staged it (backpressure) -> acknowledgements written
-// one at a time, one IngestResponse per request, in request order -> Finish when the client
-// has half-closed and every acknowledgement is written -> OnDone. A bad message gets its own
+// Per stream: StartRead -> OnReadDone (decode; start the next read while the stream's
+// messages not yet staged stay under the read-ahead (backpressure), so gRPC receives the
+// next message while this one is staged; after a registration or a shared-memory message
+// only once it is staged) -> hand the message to the IngestPipeline -> acknowledgements
+// written one at a time, one IngestResponse per request, in request order -> Finish when
+// the client has half-closed and every acknowledgement is written -> OnDone. A bad message gets its own
 // code and message and does not end the stream.
 // Limits: one stream over --max_concurrent_streams is refused with RESOURCE_EXHAUSTED.
 // Shutdown: BeginShutdown refuses new streams (UNAVAILABLE) and finishes each open stream

@@ -27,6 +27,7 @@
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -34,10 +35,12 @@
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "bench/loadgen/bare_sink.h"
 #include "bench/loadgen/load_runner.h"
+#include "bench/loadgen/pinned_copy.h"
 #include "client/histd_client.h"
 #include "server/core/log.h"
 #include "server/core/malloc_tuning.h"
@@ -98,6 +101,13 @@ ABSL_FLAG(double, target_samples_per_s, 0, "pace every producer at this rate (0:
 ABSL_FLAG(bool, shm, false,
           "histd's producers send through shared-memory regions (zero-copy local ingest; an "
           "external --target needs --allow_shm_ingest); the sink still gets payloads");
+ABSL_FLAG(bool, shm_write_each, true,
+          "--shm: each producer copies every message's samples into its slot (true), or "
+          "fills its slots once before the runs and then sends references only (false: the "
+          "daemon's side alone)");
+ABSL_FLAG(double, pinned_copy_seconds, 1,
+          "--shm: first measure pinned host-to-device copy bandwidth for this long on each "
+          "visible GPU alone and on all at once (the floor shm rows are a fraction of); 0: skip");
 ABSL_FLAG(bool, sink, true, "also measure the bare gRPC sink (the ceiling)");
 ABSL_FLAG(std::string, sink_target, "",
           "host:port of a running bare sink (--serve_sink); empty: start one in this process");
@@ -320,6 +330,19 @@ int Main() {
   const uint64_t bins = uint64_t{absl::GetFlag(FLAGS_rows)} * absl::GetFlag(FLAGS_cols);
   const int max_message = MaxMessageBytes();
 
+  // The floor for shared-memory ingest, before any load (the copy engines idle).
+  std::optional<PinnedCopyBandwidth> pinned;
+  constexpr size_t kPinnedChunk = size_t{8} << 20;  // a staging buffer
+  if (absl::GetFlag(FLAGS_shm) && absl::GetFlag(FLAGS_pinned_copy_seconds) > 0) {
+    absl::StatusOr<PinnedCopyBandwidth> p =
+        MeasurePinnedCopy(absl::GetFlag(FLAGS_pinned_copy_seconds), kPinnedChunk);
+    if (p.ok()) {
+      pinned = *p;
+    } else {
+      std::fprintf(stderr, "loadgen: pinned copy not measured: %s\n", p.status().ToString().c_str());
+    }
+  }
+
   // The daemon under test.
   std::unique_ptr<server::HistdServer> in_process;
   std::string pipeline_note;  // the in-process daemon's pipeline settings, for the report
@@ -427,6 +450,7 @@ int Main() {
   client::Client admin(target, client_options);
   std::vector<std::string> names;
   std::string device;
+  std::vector<std::string> devices;  // every device holding one of the histograms
   for (int i = 0; i < absl::GetFlag(FLAGS_histograms); ++i) {
     const std::string name = absl::StrFormat("%s-%d", absl::GetFlag(FLAGS_histogram_prefix), i);
     histd::v1::DeleteHistogramRequest del;
@@ -444,6 +468,8 @@ int Main() {
       return 1;
     }
     if (device.empty()) device = info->device();
+    if (std::find(devices.begin(), devices.end(), info->device()) == devices.end())
+      devices.push_back(info->device());
     names.push_back(name);
   }
   // Memory baseline: the server (if in-process) and its histograms exist, no load yet.
@@ -533,6 +559,7 @@ int Main() {
     LoadSpec histd_spec = spec;
     histd_spec.target = target;
     histd_spec.shm = absl::GetFlag(FLAGS_shm);
+    histd_spec.shm_write_each = absl::GetFlag(FLAGS_shm_write_each);
     if (query_interval_ms >= 0) histd_spec.query_histograms = names;
     Row histd_row = config_row;
     histd_row.target = histd_spec.shm ? "histd (shm)" : "histd";
@@ -633,6 +660,31 @@ int Main() {
               "apply time as kernel time):\n");
   for (const Row& row : rows) {
     if (row.has_stats) std::printf("%s\n", StatsLine(row).c_str());
+  }
+  if (pinned) {
+    // The histograms' devices: one alone, or all at once (cuda:N is CUDA device N).
+    std::string floor_name = "every device at once";
+    double floor = pinned->all_gb_per_s;
+    int index = -1;
+    if (devices.size() == 1 && std::sscanf(devices[0].c_str(), "cuda:%d", &index) == 1 &&
+        index >= 0 && index < static_cast<int>(pinned->device_gb_per_s.size())) {
+      floor = pinned->device_gb_per_s[index];
+      floor_name = devices[0] + " alone";
+    }
+    std::printf("\npinned host-to-device copy (cudaMemcpyAsync of %zu MiB chunks from "
+                "cudaHostAlloc memory, two streams):",
+                kPinnedChunk >> 20);
+    for (size_t d = 0; d < pinned->device_gb_per_s.size(); ++d)
+      std::printf(" cuda:%zu %.1f GB/s;", d, pinned->device_gb_per_s[d]);
+    std::printf(" all at once %.1f GB/s. Histograms on %s: the floor is %s, %.1f GB/s = "
+                "%.2f G bin indices/s\n",
+                pinned->all_gb_per_s, absl::StrJoin(devices, ", ").c_str(), floor_name.c_str(),
+                floor, floor / 4);
+    for (const Row& row : rows) {
+      if (row.target != "histd (shm)" || floor <= 0) continue;
+      std::printf("- %s, %s: %.2f GB/s = %.2f of the pinned copy\n", row.config.c_str(),
+                  row.target.c_str(), row.result.gb_per_s(), row.result.gb_per_s() / floor);
+    }
   }
   std::printf("\nmemory of this process%s: RSS %.0f MiB before the first run, %.0f MiB at end; "
               "max RSS (getrusage) %.0f MiB before the first run, %.0f MiB at end\n",

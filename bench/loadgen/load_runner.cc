@@ -141,7 +141,7 @@ class Producer {
       bool ok;
       if (spec_.shm) {  // slot k % max_in_flight: its previous message is acknowledged
         const size_t offset = (k % static_cast<uint64_t>(spec_.max_in_flight)) * spec_.message_bytes;
-        std::memcpy(shm_ + offset, payload.data(), payload.size());
+        if (spec_.shm_write_each) std::memcpy(shm_ + offset, payload.data(), payload.size());
         request.mutable_shm()->set_region("loadgen");
         request.mutable_shm()->set_offset(offset);
         request.mutable_shm()->set_count(payload.size() / 4);
@@ -191,6 +191,13 @@ class Producer {
     }
     shm_unlink(shm_key_.c_str());
     shm_key_.clear();
+    if (!spec_.shm_write_each) {  // every slot once; messages then only reference them
+      const size_t slots = shm_bytes_ / spec_.message_bytes;
+      for (size_t k = 0; k < slots; ++k) {
+        const std::string& payload = payloads_[k % payloads_.size()];
+        std::memcpy(shm_ + k * spec_.message_bytes, payload.data(), payload.size());
+      }
+    }
     return true;
   }
 

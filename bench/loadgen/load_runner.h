@@ -79,6 +79,9 @@ struct LoadSpec {
   // copies each message's samples into the next slot (as a producer writes its samples)
   // and sends only the reference; a slot is reused once its message is acknowledged.
   bool shm = false;
+  // With shm, false: each slot is filled once before the window and messages then carry
+  // references only (what the daemon sustains without the producers' own writes).
+  bool shm_write_each = true;
   absl::Duration warmup = absl::Seconds(1);
   absl::Duration measure = absl::Seconds(10);
   // Querier (histd only; empty: no querier).

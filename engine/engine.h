@@ -83,7 +83,7 @@ struct IngestItem {
   size_t count = 0;        // samples
   AxisRange x, y;          // kCoordXY only
   // Not null: the samples are at region->data() + region_offset (aligned as byte_offset),
-  // not in the staging buffer.
+  // not in the staging buffer, and not validated yet (Apply validates them).
   const HostRegion* region = nullptr;
   size_t region_offset = 0;
 };
@@ -194,10 +194,14 @@ class Engine {
     (void)bytes;
     return nullptr;
   }
-  // Folds every item's samples into its histogram. Samples are already validated by the
-  // caller (indices < bins, coordinates finite); a bin index out of range is never written
-  // out of bounds, and is counted in its item's result (IngestItemResult::out_of_range): a
-  // region may change under the engine when its producer misbehaves.
+  // Folds every item's samples into its histogram. Staged samples are already validated by
+  // the caller (indices < bins). Region items are validated here, by the engine, before
+  // any of their samples is applied: an item with a bin index >= bins is applied not at
+  // all and reported in its result (IngestItemResult::invalid, first_invalid,
+  // first_invalid_value); a region item's NaN coordinates are counted in x_nan / y_nan.
+  // The other items of the batch are not affected. A bin index is never written out of
+  // bounds, even when a misbehaving producer rewrites its region while the engine reads it
+  // (IngestItemResult::out_of_range).
   // Calls `done` exactly once, possibly on
   // another thread and possibly before Apply returns, when every sample is visible to
   // reads; results has one entry per item. The staging buffer and every item's region must

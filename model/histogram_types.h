@@ -38,19 +38,27 @@ enum class SampleKind : uint8_t {
 inline size_t SampleBytes(SampleKind kind) { return kind == SampleKind::kBinIndex ? 4 : 8; }
 
 // Per-item outcome of applying coordinates (all zero for bin indices, binned = count).
-// Engines count a NaN coordinate as overflow of its axis (AxisBin); the server, which
-// counts NaNs while it validates, moves them from the overflows to x_nan / y_nan.
+// Engines count a NaN coordinate as overflow of its axis (AxisBin); the server moves them
+// from the overflows to x_nan / y_nan: those it counted while it validated a staged item,
+// or those the engine counted in a region item (which the engine validates: Engine::Apply).
 struct IngestItemResult {
   uint64_t binned = 0;
   uint64_t x_underflow = 0;
   uint64_t x_overflow = 0;
   uint64_t y_underflow = 0;
   uint64_t y_overflow = 0;
-  uint64_t x_nan = 0;
+  uint64_t x_nan = 0;  // region items only: NaN coordinates the engine found (also overflow)
   uint64_t y_nan = 0;
-  // Bin indices found out of range when applied, because the item's shared-memory region
-  // changed after the caller validated it (engine/engine.h, Apply): never written out of
-  // bounds (the CPU engine skips them, the CUDA engine folds them into range).
+  // Region items only: bin indices >= rows * cols found when the engine validated the
+  // item. When nonzero nothing of the item was applied (every other count is zero), and
+  // first_invalid is the position of the first in the item, first_invalid_value its value.
+  uint64_t invalid = 0;
+  uint64_t first_invalid = 0;
+  uint32_t first_invalid_value = 0;
+  // Bin indices found out of range while applying a region item the engine had validated,
+  // because the producer rewrote its region in between (the CPU engine reads the region
+  // twice): never written out of bounds, skipped. The CUDA engine applies the copy it
+  // validated, so it never reports any.
   uint64_t out_of_range = 0;
 };
 

@@ -204,9 +204,10 @@ void CpuEngine::Apply(const StagingBuffer& staging, std::vector<IngestItem> item
     --stats_.in_flight;
     ++stats_.batches;
     stats_.items += items.size();
-    for (const IngestItem& item : items) {
-      stats_.samples += item.count;
-      stats_.bytes += item.count * SampleBytes(item.kind);
+    for (size_t i = 0; i < items.size(); ++i) {
+      if (results[i].invalid > 0) continue;  // a region item rejected whole: nothing applied
+      stats_.samples += items[i].count;
+      stats_.bytes += items[i].count * SampleBytes(items[i].kind);
     }
     stats_.kernel_seconds += seconds;
   }

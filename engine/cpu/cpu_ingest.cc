@@ -95,6 +95,33 @@ void ApplyCoords(const float* xy, uint64_t n, const IngestItem& item, uint8_t* b
   }
 }
 
+// Engine::Apply's validation of one region item: bin indices < bins (else the first one
+// and how many are not), NaN coordinates counted per axis.
+void ValidateRegionItem(const IngestItem& item, uint64_t num_bins, IngestItemResult* result) {
+  const uint8_t* samples = item.region->data() + item.region_offset;
+  if (item.kind == SampleKind::kBinIndex) {
+    const auto* indices = reinterpret_cast<const uint32_t*>(samples);
+    uint32_t largest = 0;
+    for (uint64_t i = 0; i < item.count; ++i) largest = std::max(largest, indices[i]);
+    if (item.count == 0 || largest < num_bins) return;
+    for (uint64_t i = 0; i < item.count; ++i) {  // the rare path: where and how many
+      const uint32_t v = indices[i];  // read once: the region may change meanwhile
+      if (v < num_bins) continue;
+      if (result->invalid == 0) {
+        result->first_invalid = i;
+        result->first_invalid_value = v;
+      }
+      ++result->invalid;
+    }
+    return;
+  }
+  const auto* xy = reinterpret_cast<const float*>(samples);
+  for (uint64_t i = 0; i < item.count; ++i) {
+    result->x_nan += std::isnan(xy[2 * i]);
+    result->y_nan += std::isnan(xy[2 * i + 1]);
+  }
+}
+
 }  // namespace
 
 absl::Status CheckCpuIngestItems(const StagingBuffer& staging,
@@ -117,10 +144,23 @@ std::vector<IngestItemResult> CpuIngest(const uint8_t* staging,
                                         const std::vector<IngestItem>& items,
                                         const std::vector<const CpuHistogram*>& histograms,
                                         ThreadPool& pool, uint64_t* out_of_range) {
-  // Items by histogram (a batch may hold several items of one histogram), in first-seen order.
+  std::vector<IngestItemResult> results(items.size());
+  std::vector<size_t> region_items;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (items[i].region != nullptr) region_items.push_back(i);
+  }
+  pool.ParallelFor(region_items.size(), 1, [&](uint64_t r0, uint64_t r1) {
+    for (uint64_t r = r0; r < r1; ++r) {
+      const size_t i = region_items[r];
+      ValidateRegionItem(items[i], histograms[i]->shape().bins(), &results[i]);
+    }
+  });
+  // Items by histogram (a batch may hold several items of one histogram), in first-seen
+  // order; an invalid region item is in none.
   std::vector<Group> groups;
   std::unordered_map<const CpuHistogram*, size_t> group_of;
   for (size_t i = 0; i < items.size(); ++i) {
+    if (results[i].invalid > 0) continue;
     const auto [it, added] = group_of.try_emplace(histograms[i], groups.size());
     if (added) groups.push_back(Group{histograms[i], {}});
     groups[it->second].items.push_back(i);
@@ -136,7 +176,6 @@ std::vector<IngestItemResult> CpuIngest(const uint8_t* staging,
     for (uint64_t p = 0; p < parts; ++p)
       tasks.push_back(Task{g, bins * p / parts, bins * (p + 1) / parts, p == 0});
   }
-  std::vector<IngestItemResult> results(items.size());
   std::vector<uint64_t> bad(tasks.size(), 0);
   pool.ParallelFor(tasks.size(), 1, [&](uint64_t t0, uint64_t t1) {
     for (uint64_t t = t0; t < t1; ++t) {

@@ -30,10 +30,13 @@ absl::Status CheckCpuIngestItems(const StagingBuffer& staging,
                                  std::vector<const CpuHistogram*>* histograms);
 
 // Folds the checked items into their histograms, spread over the pool, reading each from
-// the staging buffer or, for an item with a region, from that region in place. The caller holds
-// every histogram's lock exclusively (HistogramLocks::Mode::kExclusive). Returns one
-// result per item. A bin index >= bins (its region changed after validation) is skipped and
-// counted in its item's result and in *out_of_range.
+// the staging buffer or, for an item with a region, from that region in place. Region
+// items are validated first (Engine::Apply): one with a bin index >= bins is not applied
+// and reported in its result (invalid, first_invalid, first_invalid_value); their NaN
+// coordinates are counted (x_nan, y_nan). The caller holds every histogram's lock
+// exclusively (HistogramLocks::Mode::kExclusive). Returns one result per item. A bin index
+// >= bins met while applying (its region changed after validation) is skipped and counted
+// in its item's result and in *out_of_range.
 std::vector<IngestItemResult> CpuIngest(const uint8_t* staging,
                                         const std::vector<IngestItem>& items,
                                         const std::vector<const CpuHistogram*>& histograms,

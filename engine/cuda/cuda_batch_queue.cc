@@ -117,7 +117,8 @@ absl::Status CudaBatchQueue::Enqueue(Slot& slot, cudaStream_t stream,
   // end: under several devices each copies only the part of the buffer its items span.
   size_t used_bytes = 0, staged_begin = SIZE_MAX, staged_bytes = 0;
   uint64_t samples = 0;
-  std::vector<IndexGuardItem> guard;
+  std::vector<SampleCheckItem> check;
+  bool may_reject = false;  // some region item of bin indices: its count may become 0
   for (size_t i = 0; i < items.size(); ++i) {
     const IngestItem& item = items[i];
     const size_t end = item.byte_offset + item.count * SampleBytes(item.kind);
@@ -126,14 +127,16 @@ absl::Status CudaBatchQueue::Enqueue(Slot& slot, cudaStream_t stream,
       staged_begin = std::min(staged_begin, item.byte_offset);
       staged_bytes = std::max(staged_bytes, end);
     }
-    if (item.region != nullptr && item.kind == SampleKind::kBinIndex && item.count > 0) {
-      guard.push_back(IndexGuardItem{item.byte_offset / 4, item.count,
-                                     static_cast<uint32_t>(item.histogram->shape().bins()),
-                                     static_cast<uint32_t>(i)});
+    if (item.region != nullptr && item.count > 0) {
+      const bool indices = item.kind == SampleKind::kBinIndex;
+      check.push_back(SampleCheckItem{item.byte_offset / 4, item.count,
+                                      static_cast<uint32_t>(item.histogram->shape().bins()),
+                                      indices ? 0u : 1u, static_cast<uint32_t>(i)});
+      may_reject = may_reject || indices;
     }
     samples += item.count;
   }
-  slot.guarded = !guard.empty();
+  slot.checked = !check.empty();
   slot.samples_in_batch = samples;
   slot.bytes_in_batch = used_bytes;
   const size_t n = items.size();
@@ -142,9 +145,9 @@ absl::Status CudaBatchQueue::Enqueue(Slot& slot, cudaStream_t stream,
   HISTD_RETURN_IF_ERROR(Grow(slot.outflow, n * sizeof(HistogramOutflow)));
   HISTD_RETURN_IF_ERROR(GrowPinned(slot.work_host, n * sizeof(HistogramWork)));
   HISTD_RETURN_IF_ERROR(GrowPinned(slot.outflow_host, n * sizeof(HistogramOutflow)));
-  if (slot.guarded) {
-    HISTD_RETURN_IF_ERROR(Grow(slot.guard_counts, n * sizeof(unsigned long long)));
-    HISTD_RETURN_IF_ERROR(GrowPinned(slot.guard_counts_host, n * sizeof(unsigned long long)));
+  if (slot.checked) {
+    HISTD_RETURN_IF_ERROR(Grow(slot.verdicts, n * sizeof(SampleVerdict)));
+    HISTD_RETURN_IF_ERROR(GrowPinned(slot.verdicts_host, n * sizeof(SampleVerdict)));
   }
 
   HistogramWork* work = slot.work_host.as<HistogramWork>();
@@ -171,7 +174,9 @@ absl::Status CudaBatchQueue::Enqueue(Slot& slot, cudaStream_t stream,
   args.work_count = static_cast<int>(n);
   args.samples = slot.samples.as<uint32_t>();
   args.outflow = slot.outflow.as<HistogramOutflow>();
-  args.total_samples = samples;
+  args.total_samples = samples;  // an upper bound once rejected items count 0
+  // The histogram launch must read the device work list, where a rejected item's count is 0.
+  if (may_reject) args.options.work_by_value = false;
   HISTD_RETURN_IF_ERROR(HistogramAccumulate::can_implement(args));
   HISTD_RETURN_IF_ERROR(Grow(slot.workspace, HistogramAccumulate::get_workspace_size(args)));
 
@@ -188,16 +193,17 @@ absl::Status CudaBatchQueue::Enqueue(Slot& slot, cudaStream_t stream,
         slot.samples.as<uint8_t>() + item.byte_offset, item.region->data() + item.region_offset,
         item.count * SampleBytes(item.kind), cudaMemcpyHostToDevice, stream));
   }
-  if (slot.guarded) {
-    HISTD_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(slot.guard_counts.get(), 0,
-                                               n * sizeof(unsigned long long), stream));
-    HISTD_RETURN_IF_ERROR(LaunchGuardIndices(slot.samples.as<uint32_t>(), guard.data(),
-                                             static_cast<int>(guard.size()),
-                                             slot.guard_counts.as<unsigned long long>(), stream));
-  }
   if (!HistogramAccumulate::TakesWorkByValue(args))  // else the launch carries the list itself
     HISTD_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(slot.work.get(), work, n * sizeof(HistogramWork),
                                                cudaMemcpyHostToDevice, stream));
+  if (slot.checked) {  // after the work list's copy: it may set counts to 0 there
+    HISTD_CUDA_RETURN_IF_ERROR(
+        cudaMemsetAsync(slot.verdicts.get(), 0, n * sizeof(SampleVerdict), stream));
+    HISTD_RETURN_IF_ERROR(LaunchCheckSamples(slot.samples.as<uint32_t>(), check.data(),
+                                             static_cast<int>(check.size()),
+                                             slot.work.as<HistogramWork>(),
+                                             slot.verdicts.as<SampleVerdict>(), stream));
+  }
   HISTD_CUDA_RETURN_IF_ERROR(
       cudaMemsetAsync(slot.outflow.get(), 0, n * sizeof(HistogramOutflow), stream));
   HISTD_CUDA_RETURN_IF_ERROR(cudaEventRecord(slot.copied, stream));
@@ -208,10 +214,9 @@ absl::Status CudaBatchQueue::Enqueue(Slot& slot, cudaStream_t stream,
   HISTD_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(slot.outflow_host.get(), slot.outflow.get(),
                                              n * sizeof(HistogramOutflow),
                                              cudaMemcpyDeviceToHost, stream));
-  if (slot.guarded) {
-    HISTD_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(slot.guard_counts_host.get(),
-                                               slot.guard_counts.get(),
-                                               n * sizeof(unsigned long long),
+  if (slot.checked) {
+    HISTD_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(slot.verdicts_host.get(), slot.verdicts.get(),
+                                               n * sizeof(SampleVerdict),
                                                cudaMemcpyDeviceToHost, stream));
   }
   HISTD_CUDA_RETURN_IF_ERROR(cudaEventRecord(slot.finished, stream));
@@ -239,6 +244,7 @@ void CudaBatchQueue::CompletionLoop() {
     // One result per item, zeros when the batch failed (nothing of it counts as applied).
     std::vector<IngestItemResult> results(slot.item_count);
     float copy_ms = 0, kernel_ms = 0;
+    uint64_t rejected = 0;  // samples of region items rejected by validation: not applied
     if (status.ok()) {
       const HistogramOutflow* outflow = slot.outflow_host.as<HistogramOutflow>();
       for (size_t i = 0; i < slot.item_count; ++i) {
@@ -247,8 +253,15 @@ void CudaBatchQueue::CompletionLoop() {
         results[i].x_overflow = outflow[i].x_overflow;
         results[i].y_underflow = outflow[i].y_underflow;
         results[i].y_overflow = outflow[i].y_overflow;
-        if (slot.guarded) {
-          results[i].out_of_range = slot.guard_counts_host.as<unsigned long long>()[i];
+        if (slot.checked) {  // zeros for items it did not check
+          const SampleVerdict& v = slot.verdicts_host.as<SampleVerdict>()[i];
+          results[i].invalid = v.invalid;
+          const uint64_t count = slot.work_host.as<HistogramWork>()[i].count;  // as submitted
+          results[i].first_invalid = v.invalid > 0 ? count - v.first_from_end : 0;
+          if (v.invalid > 0) rejected += count;
+          results[i].first_invalid_value = v.first_value;
+          results[i].x_nan = v.x_nan;
+          results[i].y_nan = v.y_nan;
         }
       }
       cudaEventElapsedTime(&copy_ms, slot.start, slot.copied);
@@ -262,8 +275,8 @@ void CudaBatchQueue::CompletionLoop() {
       if (status.ok()) {
         ++stats_.batches;
         stats_.items += slot.item_count;
-        stats_.samples += slot.samples_in_batch;
-        stats_.bytes += slot.bytes_in_batch;
+        stats_.samples += slot.samples_in_batch - rejected;
+        stats_.bytes += slot.bytes_in_batch - 4 * rejected;  // rejected: bin indices
         stats_.copy_seconds += copy_ms * 1e-3;
         stats_.kernel_seconds += kernel_ms * 1e-3;
       }

@@ -3,11 +3,11 @@
 // Each Submit takes one of kSlots slots (blocking while all are in flight: backpressure on
 // the caller, never on a gRPC callback thread), copies the staged part of the pinned staging
 // buffer, each item read from a registered region (straight from the region, page-locked
-// by RegisterHostRegion; then LaunchGuardIndices keeps its bin indices in range), and the
-// work list to the slot's device buffers on one of kStreams streams
-// (alternating, so the next batch's copy overlaps the current kernel), launches
-// HistogramAccumulate for the whole work list, and copies the per-item outflow counters
-// back. A completion thread waits for each slot's last event in submission order and only
+// by RegisterHostRegion), and the work list to the slot's device buffers on one of kStreams
+// streams (alternating, so the next batch's copy overlaps the current kernel); validates the
+// region items' device copies (LaunchCheckSamples: an item with a bad bin index gets count
+// 0 in the device work list), launches HistogramAccumulate for the whole work list, and
+// copies the per-item outflow counters and the region items' verdicts back. A completion thread waits for each slot's last event in submission order and only
 // then calls `done`, so an acknowledgement always follows the kernel that applied it.
 //
 // Thread safety: Submit and OrderExclusive may be called from any thread; they are
@@ -57,10 +57,10 @@ class CudaBatchQueue {
     DeviceBuffer workspace;
     PinnedBuffer work_host;
     PinnedBuffer outflow_host;
-    // Items read from shared-memory regions: their out-of-range counts (LaunchGuardIndices).
-    DeviceBuffer guard_counts;
-    PinnedBuffer guard_counts_host;
-    bool guarded = false;
+    // Items read from shared-memory regions: their verdicts (LaunchCheckSamples).
+    DeviceBuffer verdicts;
+    PinnedBuffer verdicts_host;
+    bool checked = false;
     cudaEvent_t start = nullptr, copied = nullptr, applied = nullptr, finished = nullptr;
     // Set while in flight.
     Engine::ApplyDone done;

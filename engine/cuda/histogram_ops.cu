@@ -129,44 +129,86 @@ absl::Status LaunchReadRegion(const uint8_t* bins, uint32_t cols, const ReadSpec
 namespace {
 
 // Items by value: a batch has a few region items; more go in several launches.
-constexpr int kGuardItemsPerLaunch = 64;
-struct GuardList {
-  IndexGuardItem items[kGuardItemsPerLaunch];
+constexpr int kCheckItemsPerLaunch = 64;
+struct CheckList {
+  SampleCheckItem items[kCheckItemsPerLaunch];
 };
-static_assert(sizeof(GuardList) <= 4096, "kernel parameters are limited to 4 KiB");
+static_assert(sizeof(CheckList) <= 4096, "kernel parameters are limited to 4 KiB");
 
-// blockIdx.y: the item; blocks stride over its samples.
-__global__ void GuardIndicesKernel(uint32_t* samples, GuardList list,
-                                   unsigned long long* out_of_range) {
-  const IndexGuardItem item = list.items[blockIdx.y];
-  uint32_t* s = samples + item.word_offset;
-  unsigned long long bad = 0;
-  for (uint64_t i = uint64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < item.count;
-       i += uint64_t{gridDim.x} * blockDim.x) {
-    const uint32_t v = s[i];
-    if (v >= item.bins) {
-      s[i] = v % item.bins;
-      ++bad;
+__device__ __forceinline__ bool IsNan(uint32_t bits) {
+  return (bits & 0x7f800000u) == 0x7f800000u && (bits & 0x007fffffu) != 0;
+}
+
+// blockIdx.y: the item; blocks stride over its samples. Atomics only where something was
+// found (a bad index, a NaN), once per warp.
+__global__ void CheckSamplesKernel(const uint32_t* __restrict__ samples, CheckList list,
+                                   SampleVerdict* verdicts) {
+  const SampleCheckItem item = list.items[blockIdx.y];
+  const uint32_t* s = samples + item.word_offset;
+  const uint64_t stride = uint64_t{gridDim.x} * blockDim.x;
+  const uint64_t first = uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  unsigned long long a = 0, b = 0, from_end = 0;  // indices: bad, -, first; pairs: x, y NaNs
+  if (item.kind == 0) {
+    for (uint64_t i = first; i < item.count; i += stride) {
+      if (s[i] >= item.bins) {
+        ++a;
+        from_end = max(from_end, static_cast<unsigned long long>(item.count - i));
+      }
+    }
+  } else {
+    for (uint64_t i = first; i < item.count; i += stride) {
+      a += IsNan(s[2 * i]);
+      b += IsNan(s[2 * i + 1]);
     }
   }
-  if (bad != 0) atomicAdd(out_of_range + item.result, bad);
+  for (int offset = 16; offset > 0; offset /= 2) {
+    a += __shfl_down_sync(0xffffffffu, a, offset);
+    b += __shfl_down_sync(0xffffffffu, b, offset);
+    from_end = max(from_end, __shfl_down_sync(0xffffffffu, from_end, offset));
+  }
+  if ((threadIdx.x & 31) != 0 || (a == 0 && b == 0)) return;
+  SampleVerdict* v = verdicts + item.work;
+  if (item.kind == 0) {
+    atomicAdd(&v->invalid, a);
+    atomicMax(&v->first_from_end, from_end);
+  } else {
+    atomicAdd(&v->x_nan, a);
+    atomicAdd(&v->y_nan, b);
+  }
+}
+
+// One thread per item, after CheckSamplesKernel: an item with a bad index applies nothing.
+__global__ void RejectInvalidKernel(const uint32_t* __restrict__ samples, CheckList list, int n,
+                                    HistogramWork* work, SampleVerdict* verdicts) {
+  const int k = threadIdx.x;
+  if (k >= n) return;
+  const SampleCheckItem item = list.items[k];
+  SampleVerdict* v = verdicts + item.work;
+  if (item.kind != 0 || v->invalid == 0) return;
+  v->first_value = samples[item.word_offset + (item.count - v->first_from_end)];
+  work[item.work].count = 0;
 }
 
 }  // namespace
 
-absl::Status LaunchGuardIndices(uint32_t* samples, const IndexGuardItem* items, int n,
-                                unsigned long long* out_of_range, cudaStream_t stream) {
-  for (int first = 0; first < n; first += kGuardItemsPerLaunch) {
-    const int count = std::min(kGuardItemsPerLaunch, n - first);
-    GuardList list{};
+absl::Status LaunchCheckSamples(const uint32_t* samples, const SampleCheckItem* items, int n,
+                                HistogramWork* work, SampleVerdict* verdicts,
+                                cudaStream_t stream) {
+  for (int first = 0; first < n; first += kCheckItemsPerLaunch) {
+    const int count = std::min(kCheckItemsPerLaunch, n - first);
+    CheckList list{};
     uint64_t largest = 0;
     for (int i = 0; i < count; ++i) {
       list.items[i] = items[first + i];
       largest = std::max(largest, items[first + i].count);
     }
+    if (largest == 0) continue;
     const dim3 grid(GridFor(largest, kThreads * 8, 256), count);
-    GuardIndicesKernel<<<grid, kThreads, 0, stream>>>(samples, list, out_of_range);
-    HISTD_RETURN_IF_ERROR(CheckLaunch("GuardIndicesKernel", stream));
+    CheckSamplesKernel<<<grid, kThreads, 0, stream>>>(samples, list, verdicts);
+    HISTD_RETURN_IF_ERROR(CheckLaunch("CheckSamplesKernel", stream));
+    RejectInvalidKernel<<<1, kCheckItemsPerLaunch, 0, stream>>>(samples, list, count, work,
+                                                                 verdicts);
+    HISTD_RETURN_IF_ERROR(CheckLaunch("RejectInvalidKernel", stream));
   }
   return absl::OkStatus();
 }

@@ -46,7 +46,6 @@ struct IngestPipeline::PendingMessage {
   absl::Time parked = absl::InfinitePast();     // last parked in waiting_ (park_seconds)
   int shard = 0;              // of its histogram (IngestPipeline::shards_)
   bool prevalidated = false;  // larger than a staging buffer: checked whole, then split
-  NanCounts region_nans;      // a message in a region: counted when validated in place
   size_t staged_bytes = 0;
   int parts_in_flight = 0;
   absl::Status status;
@@ -58,7 +57,8 @@ struct IngestPipeline::Slot {
     std::shared_ptr<PendingMessage> message;
     size_t byte_offset = 0;
     size_t count = 0;
-    NanCounts nans;      // counted while staged; the engines count them as overflow
+    NanCounts nans;      // counted while staged (the engine counts a region's); the
+                         // engines count them as overflow
     uint64_t cycle = 0;  // its histogram's read-and-reset cycle, set by Flush
   };
   std::unique_ptr<StagingBuffer> buffer;
@@ -177,17 +177,12 @@ void IngestPipeline::SubmitAccepted(const std::shared_ptr<PendingMessage>& m) {
   HistogramEntry& entry = *m->message.histogram;
   absl::Status status = CheckIngestMessage(entry.spec(), m->message.kind, bytes);
   if (status.ok() && m->message.region != nullptr) {
-    // In place, once: what the engine reads later is this region range, never split.
+    // Never split (one item), and validated by the engine as it applies it (Engine::Apply).
     if (bytes > options_.staging_buffer_bytes) {
       status = absl::ResourceExhaustedError(absl::StrFormat(
           "a shared-memory message of %d bytes is larger than --staging_buffer_bytes=%d; "
           "split it (nothing of it was applied)",
           bytes, options_.staging_buffer_bytes));
-    } else {
-      status = CopyValidatedSamples(entry.spec(), m->message.kind,
-                                    m->message.region->data() + m->message.region_offset,
-                                    m->count, nullptr, 0, options_.staging_stores,
-                                    &m->region_nans);
     }
   } else if (status.ok() && bytes > options_.staging_buffer_bytes) {
     status = CopyValidatedPayload(entry.spec(), m->message.kind, m->message.samples, 0, m->count,
@@ -300,7 +295,7 @@ bool IngestPipeline::StageOrPark(const std::shared_ptr<PendingMessage>& m, bool 
     NanCounts nans;
     const absl::Time copy_started = absl::Now();
     if (m->message.region != nullptr) {
-      nans = m->region_nans;  // validated in place; the engine reads the region
+      // Nothing to copy: the engine reads (and validates) the region.
     } else if (m->prevalidated) {
       payload.CopyTo(from, take, dst);
       if (m->message.kind == SampleKind::kCoordXY) CountNans(dst, take / element, &nans);
@@ -529,7 +524,14 @@ void IngestPipeline::OnApplied(Slot* slot, absl::Time started, absl::Status stat
       // message in the cycle of its last part. NaNs move from the overflows to their own.
       const bool last = m->parts_in_flight == 0 && m->staged_bytes == m->bytes;
       const Slot::Part& part = slot->parts[i];
+      const bool in_region = m->message.region != nullptr;  // the engine validated it
+      const bool applied = status.ok() && results[i].invalid == 0;
       IngestItemResult result;
+      if (status.ok() && results[i].invalid > 0 && m->status.ok()) {
+        m->status = BinIndexOutOfRangeError(m->message.histogram->spec(),
+                                            results[i].first_invalid,
+                                            results[i].first_invalid_value);
+      }
       if (status.ok() && results[i].out_of_range > 0 && m->status.ok()) {
         m->status = absl::InternalError(absl::StrFormat(
             "%d bin indices were out of range when applied (not binned where they point): "
@@ -537,15 +539,16 @@ void IngestPipeline::OnApplied(Slot* slot, absl::Time started, absl::Status stat
             "parts whose messages are acknowledged",
             results[i].out_of_range));
       }
-      if (status.ok()) {
+      if (applied) {
         result = results[i];
-        result.x_overflow -= std::min(part.nans.x, result.x_overflow);
-        result.y_overflow -= std::min(part.nans.y, result.y_overflow);
-        result.x_nan = part.nans.x;
-        result.y_nan = part.nans.y;
+        const NanCounts nans = in_region ? NanCounts{result.x_nan, result.y_nan} : part.nans;
+        result.x_overflow -= std::min(nans.x, result.x_overflow);
+        result.y_overflow -= std::min(nans.y, result.y_overflow);
+        result.x_nan = nans.x;
+        result.y_nan = nans.y;
         m->outside += part.count - std::min<uint64_t>(result.binned, part.count);
       }
-      m->message.histogram->EndApply(part.cycle, part.count, status.ok() ? &result : nullptr,
+      m->message.histogram->EndApply(part.cycle, part.count, applied ? &result : nullptr,
                                      last && m->status.ok() ? 1 : 0);
       if (last) completed.push_back(m);
     }

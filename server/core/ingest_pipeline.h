@@ -28,8 +28,10 @@
 //
 // Payload: a message's samples are read only until it is fully staged, then released
 // (before on_staged), so the receive buffers they live in go back early. A message in a
-// shared-memory region is validated in place and read by the engine from there: it
-// reserves its bytes in a staging buffer (batches stay that size) but nothing is copied.
+// shared-memory region is read by the engine from there and validated by it as it applies
+// the batch (Engine::Apply; on the CUDA engine on the device): it reserves its bytes in a
+// staging buffer (batches stay that size) but nothing is copied, and a bad sample rejects
+// it whole, with the status and counters of a payload's.
 //
 // Callbacks: on_staged and on_ack each run exactly once per Submit, on the caller's thread
 // or a pipeline/engine thread, never under a pipeline lock, in either order.
@@ -89,8 +91,8 @@ class IngestPipeline {
     // Zero-copy (docs/shm-ingest.md): when set, the samples are region_bytes bytes at
     // region_offset of `region` (checked by the caller, at most staging_buffer_bytes) and
     // `samples` is empty. The region is held until the message is acknowledged. On an
-    // engine that reads regions in place they are validated there and never copied;
-    // otherwise they are staged like a payload.
+    // engine that reads regions in place the engine validates them and they are never
+    // copied on the host; otherwise they are staged like a payload.
     std::shared_ptr<const ShmRegion> region;
     size_t region_offset = 0;
     size_t region_bytes = 0;

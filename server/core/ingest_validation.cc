@@ -159,12 +159,7 @@ absl::Status CopyBinIndices(const HistogramSpec& spec, const uint8_t* src, size_
   for (size_t i = 0; i < count; ++i) {  // the rare path: find the first offender
     uint32_t v;
     std::memcpy(&v, src + 4 * i, 4);
-    if (v >= bins) {
-      return absl::InvalidArgumentError(absl::StrFormat(
-          "sample %d: bin index %d is out of range; histogram '%s' has %d bins (%d x %d), "
-          "valid indices 0..%d; nothing of this message was applied",
-          first_index + i, v, spec.name, bins, spec.shape.rows, spec.shape.cols, bins - 1));
-    }
+    if (v >= bins) return BinIndexOutOfRangeError(spec, first_index + i, v);
   }
   return absl::OkStatus();
 }
@@ -185,6 +180,14 @@ absl::Status CopyCoordinates(const uint8_t* src, size_t count, uint8_t* dst, Cop
 }
 
 }  // namespace
+
+absl::Status BinIndexOutOfRangeError(const HistogramSpec& spec, uint64_t position, uint32_t value) {
+  const uint64_t bins = spec.shape.bins();
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "sample %d: bin index %d is out of range; histogram '%s' has %d bins (%d x %d), "
+      "valid indices 0..%d; nothing of this message was applied",
+      position, value, spec.name, bins, spec.shape.rows, spec.shape.cols, bins - 1));
+}
 
 absl::Status CheckIngestMessage(const HistogramSpec& spec, SampleKind kind, size_t payload_bytes) {
   const size_t element = SampleBytes(kind);

@@ -28,6 +28,10 @@ struct NanCounts {
   uint64_t y = 0;
 };
 
+// The error of a message whose sample `position` is the bin index `value` >= bins (the
+// host's validation and an engine's, Engine::Apply, report it alike).
+absl::Status BinIndexOutOfRangeError(const HistogramSpec& spec, uint64_t position, uint32_t value);
+
 // Checks what does not need the samples: element size and axes.
 absl::Status CheckIngestMessage(const HistogramSpec& spec, SampleKind kind, size_t payload_bytes);
 

@@ -504,8 +504,9 @@ TEST(CpuEngineStatsTest, CountsAppliedBatches) {
 
 // Items read in place from a registered region (zero-copy ingest, docs/shm-ingest.md),
 // mapped read-only as the daemon maps a producer's object, beside staged items in one batch;
-// then a region whose indices went out of range after validation (a misbehaving producer):
-// the engine never writes out of bounds and counts them per item.
+// then the engine's validation of region items: one with a bad bin index (the last sample,
+// or several) is applied not at all and reported, the others of its batch are applied, and
+// the NaN coordinates of a region item are counted.
 class RegionIngestTest : public testing::EngineTest {};
 HISTD_INSTANTIATE_ENGINE_TEST(RegionIngestTest);
 
@@ -565,20 +566,79 @@ TEST_P(RegionIngestTest, RegionItemsBesideStagedItemsMatchReference) {
   EXPECT_EQ(ReadAll(engine(), *a), ref::BinIndices(all_a, a_bins, 200));
   EXPECT_EQ(ReadAll(engine(), *b), ref::BinIndices(all_b, b_bins, 255));
 
-  // Rewritten after validation: the last sample and two others out of range.
+  // The engine validates region items (Engine::Apply): in one batch, an item whose last
+  // sample is out of range and one with three bad indices are applied not at all, beside a
+  // good region item, a staged item and a region item of coordinates with NaNs.
   auto c = NewHistogram(engine(), 3, 5, 255);
-  std::vector<uint32_t> hostile(1000, 4);
-  hostile[0] = 15;            // one past the last bin
-  hostile[500] = 0xffffffffu;
-  hostile.back() = 31;
-  std::memcpy(writable, hostile.data(), hostile.size() * 4);
-  IngestItem item{c.get(), SampleKind::kBinIndex, 0, hostile.size()};
-  item.region = region->get();
-  outcome = ApplyAndWait(engine(), **staging, {item});
+  auto d = NewHistogram(engine(), 3, 5, 255);
+  auto e = NewHistogram(engine(), 4, 6, 255);
+  std::vector<uint32_t> last_bad(1000, 4);
+  last_bad.back() = 15;  // one past the last bin
+  std::vector<uint32_t> three_bad(1000, 2);
+  three_bad[7] = 0xffffffffu;
+  three_bad[500] = 16;
+  three_bad.back() = 31;
+  const std::vector<uint32_t> good(300, 1);
+  std::vector<float> xy;
+  for (int i = 0; i < 5000; ++i) {
+    xy.push_back(i % 7 == 0 ? std::nanf("") : 0.5f);
+    xy.push_back(i % 11 == 0 ? -std::nanf("") : 0.25f);
+  }
+  std::memcpy(writable, last_bad.data(), 4000);
+  std::memcpy(writable + 4096, three_bad.data(), 4000);
+  std::memcpy(writable + 8192, good.data(), 1200);
+  std::memcpy(writable + 16384, xy.data(), xy.size() * 4);
+  std::memcpy((*staging)->data(), good.data(), 1200);
+  std::vector<IngestItem> batch(5);
+  batch[0] = IngestItem{c.get(), SampleKind::kBinIndex, 0, good.size()};  // staged
+  batch[1] = IngestItem{c.get(), SampleKind::kBinIndex, 1200, last_bad.size()};
+  batch[1].region = region->get();
+  batch[1].region_offset = 0;
+  batch[2] = IngestItem{d.get(), SampleKind::kBinIndex, 5200, three_bad.size()};
+  batch[2].region = region->get();
+  batch[2].region_offset = 4096;
+  batch[3] = IngestItem{d.get(), SampleKind::kBinIndex, 9200, good.size()};
+  batch[3].region = region->get();
+  batch[3].region_offset = 8192;
+  batch[4] = IngestItem{e.get(), SampleKind::kCoordXY, 10400, xy.size() / 2};
+  batch[4].region = region->get();
+  batch[4].region_offset = 16384;
+  batch[4].x = AxisRange{0.0f, 1.0f};
+  batch[4].y = AxisRange{0.0f, 1.0f};
+  outcome = ApplyAndWait(engine(), **staging, batch);
   ASSERT_TRUE(outcome.status.ok()) << outcome.status;
-  EXPECT_EQ(outcome.results[0].out_of_range, 3u);
-  const std::vector<uint8_t> bins = ReadAll(engine(), *c);
-  EXPECT_EQ(bins[4], 255);  // 997 in-range samples saturate bin 4
+  ASSERT_EQ(outcome.results.size(), 5u);
+  for (int i : {0, 3, 4}) {
+    SCOPED_TRACE(::testing::Message() << "item " << i);
+    EXPECT_EQ(outcome.results[i].invalid, 0u);
+    EXPECT_EQ(outcome.results[i].out_of_range, 0u);
+  }
+  EXPECT_EQ(outcome.results[0].binned, good.size());
+  EXPECT_EQ(outcome.results[1].invalid, 1u);
+  EXPECT_EQ(outcome.results[1].first_invalid, 999u);
+  EXPECT_EQ(outcome.results[1].first_invalid_value, 15u);
+  EXPECT_EQ(outcome.results[1].binned, 0u);
+  EXPECT_EQ(outcome.results[2].invalid, 3u);
+  EXPECT_EQ(outcome.results[2].first_invalid, 7u);
+  EXPECT_EQ(outcome.results[2].first_invalid_value, 0xffffffffu);
+  EXPECT_EQ(outcome.results[2].binned, 0u);
+  EXPECT_EQ(outcome.results[3].binned, good.size());
+  uint64_t x_nan = 0, y_nan = 0;
+  for (size_t i = 0; i < xy.size() / 2; ++i) {
+    x_nan += std::isnan(xy[2 * i]);
+    y_nan += std::isnan(xy[2 * i + 1]);
+  }
+  EXPECT_EQ(outcome.results[4].x_nan, x_nan);
+  EXPECT_EQ(outcome.results[4].y_nan, y_nan);
+  const ref::CoordOutcome coords = ref::BinCoords(xy, e->shape(), batch[4].x, batch[4].y);
+  EXPECT_EQ(outcome.results[4].binned, coords.result.binned);
+  EXPECT_EQ(outcome.results[4].x_overflow, coords.result.x_overflow);  // NaNs included
+  EXPECT_EQ(ReadAll(engine(), *e), ref::BinIndices(coords.indices, e->shape().bins(), 255));
+  // c: only the staged item (bin 1); d: only the good region item (bin 1).
+  std::vector<uint8_t> want(15, 0);
+  want[1] = 255;
+  EXPECT_EQ(ReadAll(engine(), *c), want);
+  EXPECT_EQ(ReadAll(engine(), *d), want);
   region->reset();
   munmap(writable, region_bytes);
   munmap(const_cast<uint8_t*>(readonly), region_bytes);

@@ -36,6 +36,7 @@
 #include "absl/flags/parse.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "bench/loadgen/bare_sink.h"
@@ -468,8 +469,10 @@ int Main() {
       return 1;
     }
     if (device.empty()) device = info->device();
-    if (std::find(devices.begin(), devices.end(), info->device()) == devices.end())
-      devices.push_back(info->device());
+    for (absl::string_view d : absl::StrSplit(info->device(), ',')) {  // "cuda:0,cuda:1"
+      if (std::find(devices.begin(), devices.end(), d) == devices.end())
+        devices.emplace_back(d);
+    }
     names.push_back(name);
   }
   // Memory baseline: the server (if in-process) and its histograms exist, no load yet.

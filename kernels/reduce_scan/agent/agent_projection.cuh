@@ -1,8 +1,8 @@
 // Histogram projections (uint8 row and column sums into uint64) in one kernel: one block's
-// work; the __global__ shells are in dispatch/kernel_projection.cuh, the launches in
+// work (row sums: in their kernel, dispatch/kernel_projection.cuh); the __global__ shells are
+// in dispatch/kernel_projection.cuh, the launches in
 // dispatch/dispatch_projection.cuh, the op in projection.h.
 //
-//   RowSumsAgent            a block per row (grid-stride), 16-byte loads, byte sums by __vsadu4.
 //   ColumnSumsPackedAgent   a block per strip of 16-byte columns over ALL rows, byte pairs
 //                           added in 16-bit lanes, lanes combined in shared memory.
 //   ColumnSumsClusterAgent  a thread-block cluster per strip splits the rows and adds the
@@ -25,36 +25,6 @@
 namespace histd::cuda::reduce_scan {
 
 constexpr int kProjectionColsPerThread = 16;  // one 16-byte load per row
-
-// Block per row (grid-stride): kThreads threads, kVectors 16-byte loads each in flight.
-template <int kThreads, int kVectors>
-__device__ __forceinline__ void RowSumsAgent(const uint8_t* __restrict__ in, uint64_t rows, uint64_t cols, uint64_t* __restrict__ out) {
-  __shared__ uint64_t scratch[kThreads / kWarp];
-  TriggerDependents();
-  WaitForProducer();  // no-op unless launched with PDL
-  const uint64_t nv = cols / 16;
-  for (uint64_t row = blockIdx.x; row < rows; row += gridDim.x) {
-    const uint4* r = reinterpret_cast<const uint4*>(in + row * cols);
-    uint64_t total = 0;
-    for (uint64_t v0 = 0; v0 < nv; v0 += uint64_t(kThreads) * kVectors) {
-      uint4 x[kVectors];
-#pragma unroll
-      for (int u = 0; u < kVectors; ++u) {
-        const uint64_t v = v0 + uint64_t(u) * kThreads + threadIdx.x;
-        x[u] = v < nv ? __ldg(r + v) : make_uint4(0, 0, 0, 0);
-      }
-      uint32_t s = 0;  // <= kVectors * 16 * 255
-#pragma unroll
-      for (int u = 0; u < kVectors; ++u) {
-        s += __vsadu4(x[u].x, 0u) + __vsadu4(x[u].y, 0u) + __vsadu4(x[u].z, 0u) + __vsadu4(x[u].w, 0u);
-      }
-      total += s;
-    }
-    total = BlockReduce<kThreads>(total, SumOp{}, scratch);
-    if (threadIdx.x == 0) out[row] = total;
-    __syncthreads();  // scratch is reused by the next row
-  }
-}
 
 // Grid (strips, kCluster), cluster (1, kCluster): block (x, y) sums rows
 // [y * rows_per, +rows_per) of columns [x * kThreads * 16, +kThreads * 16); the cluster's

@@ -111,6 +111,16 @@ class IngestStreamReactor final
     // waits until they are done.
     const bool read_on = request.ok() && !request->has_register_shm &&
                          request->unregister_shm.empty() && !request->has_shm;
+    // Such a message finds its histogram before the next read starts, so a stream's messages
+    // meet a concurrent delete (or delete and create) in stream order: once one gets
+    // NOT_FOUND, so does every later one, and none is applied to a histogram an earlier
+    // message no longer found.
+    const absl::Status size_status = api::CheckIngestMessageSize(ctx_, message_bytes);
+    std::optional<absl::StatusOr<IngestPipeline::Message>> message;
+    if (read_on && size_status.ok()) {
+      message = api::IngestMessageFor(ctx_, request->histogram, request->type,
+                                      std::move(request->samples));
+    }
     bool after_notice;
     Actions early;
     {
@@ -135,8 +145,8 @@ class IngestStreamReactor final
     }
     // gRPC reads messages up to twice the limit (server.cc) so that one over it is refused
     // here, on its own, and the stream goes on.
-    if (absl::Status s = api::CheckIngestMessageSize(ctx_, message_bytes); !s.ok()) {
-      OnAck(ack, s, 0);
+    if (!size_status.ok()) {
+      OnAck(ack, size_status, 0);
       OnStaged(charge);
       return;
     }
@@ -145,24 +155,26 @@ class IngestStreamReactor final
       OnStaged(charge);
       return;
     }
-    absl::StatusOr<IngestPipeline::Message> message = api::IngestMessageFor(
-        ctx_, request->histogram, request->type, std::move(request->samples));
-    if (!message.ok()) {
-      OnAck(ack, message.status(), 0);
+    if (!message.has_value()) {
+      message = api::IngestMessageFor(ctx_, request->histogram, request->type,
+                                      std::move(request->samples));
+    }
+    if (!message->ok()) {
+      OnAck(ack, message->status(), 0);
       OnStaged(charge);
       return;
     }
     if (request->has_shm) {
-      absl::Status status = ResolveShm(request->shm, &*message);
+      absl::Status status = ResolveShm(request->shm, &**message);
       if (!status.ok()) {
-        message->histogram->RecordRejected(0);
+        (*message)->histogram->RecordRejected(0);
         OnAck(ack, status, 0);
         OnStaged(charge);
         return;
       }
     }
     ctx_.pipeline->Submit(
-        *std::move(message), [this, charge] { OnStaged(charge); },
+        **std::move(message), [this, charge] { OnStaged(charge); },
         [this, ack](absl::Status status, uint64_t count) { OnAck(ack, std::move(status), count); });
   }
 

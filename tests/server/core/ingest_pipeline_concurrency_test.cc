@@ -24,6 +24,7 @@
 #include "engine/multi_engine.h"
 #include "server/core/histogram_store.h"
 #include "server/core/ingest_pipeline.h"
+#include "tests/server/core/deferred_done_engine.h"
 #include "tests/server/core/forwarding_engine.h"
 
 namespace histd::server {
@@ -48,58 +49,6 @@ class GatedEngine final : public testing::ForwardingEngine {
     }
     inner().Apply(staging, std::move(items), std::move(done));
   }
-};
-
-// The CPU engine with every `done` called later, after a short random delay, on a completion
-// thread of its own (as the CUDA engine's), in submission order.
-class DelayedDoneEngine final : public testing::ForwardingEngine {
- public:
-  explicit DelayedDoneEngine(uint64_t seed) : ForwardingEngine(2), rng_(seed) {
-    thread_ = std::thread([this] { Loop(); });
-  }
-  ~DelayedDoneEngine() override {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      stopping_ = true;
-    }
-    cv_.notify_all();
-    thread_.join();
-  }
-
-  void Apply(const StagingBuffer& staging, std::vector<IngestItem> items, ApplyDone done) override {
-    inner().Apply(staging, std::move(items),
-                  [this, done = std::move(done)](absl::Status s, std::vector<IngestItemResult> r) {
-                    {
-                      std::lock_guard<std::mutex> lock(mu_);
-                      queue_.push_back(
-                          [done, s, r = std::move(r)]() mutable { done(s, std::move(r)); });
-                    }
-                    cv_.notify_all();
-                  });
-  }
-
- private:
-  void Loop() {
-    while (true) {
-      std::function<void()> next;
-      {
-        std::unique_lock<std::mutex> lock(mu_);
-        cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
-        if (queue_.empty()) return;
-        next = std::move(queue_.front());
-        queue_.pop_front();
-      }
-      std::this_thread::sleep_for(std::chrono::microseconds(rng_() % 500));
-      next();
-    }
-  }
-
-  std::mt19937_64 rng_;  // the completion thread's
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::function<void()>> queue_;
-  bool stopping_ = false;
-  std::thread thread_;
 };
 
 // The CPU engine, counting Apply calls (one device of a multi engine).
@@ -296,7 +245,7 @@ class IngestPipelineThreadsTest : public ::testing::TestWithParam<Threads> {};
 TEST_P(IngestPipelineThreadsTest, ManyProducersFewBuffersEveryMessageOnceAndExact) {
   const uint64_t seed = std::random_device{}();
   SCOPED_TRACE(::testing::Message() << "seed " << seed);
-  DelayedDoneEngine engine(seed);
+  testing::DeferredDoneEngine engine(seed, std::chrono::microseconds(500));
   HistogramStore store(engine, 8, uint64_t{1} << 20);
   const HistogramShape shape{32, 64, 255};
   std::vector<std::shared_ptr<HistogramEntry>> histograms;

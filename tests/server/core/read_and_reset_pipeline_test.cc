@@ -4,6 +4,7 @@
 // and must wait for them; with the flusher applying every batch and with several flush
 // threads applying them concurrently. Runs without a GPU (the CPU engine underneath).
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -14,62 +15,10 @@
 #include "gtest/gtest.h"
 #include "server/core/histogram_store.h"
 #include "server/core/ingest_pipeline.h"
-#include "tests/server/core/forwarding_engine.h"
+#include "tests/server/core/deferred_done_engine.h"
 
 namespace histd::server {
 namespace {
-
-// The CPU engine with every Apply's `done` handed to a completion thread that calls it after
-// a short random delay, in submission order.
-class DeferredDoneEngine final : public testing::ForwardingEngine {
- public:
-  explicit DeferredDoneEngine(uint64_t seed) : ForwardingEngine(2), rng_(seed) {
-    thread_ = std::thread([this] { Loop(); });
-  }
-  ~DeferredDoneEngine() override {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      stopping_ = true;
-    }
-    cv_.notify_all();
-    thread_.join();
-  }
-
-  // The bins land now; `done` comes later.
-  void Apply(const StagingBuffer& staging, std::vector<IngestItem> items, ApplyDone done) override {
-    inner().Apply(staging, std::move(items),
-                  [this, done = std::move(done)](absl::Status s, std::vector<IngestItemResult> r) {
-                    {
-                      std::lock_guard<std::mutex> lock(mu_);
-                      queue_.push_back([done, s, r = std::move(r)]() mutable { done(s, std::move(r)); });
-                    }
-                    cv_.notify_all();
-                  });
-  }
-
- private:
-  void Loop() {
-    while (true) {
-      std::function<void()> next;
-      {
-        std::unique_lock<std::mutex> lock(mu_);
-        cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
-        if (queue_.empty()) return;
-        next = std::move(queue_.front());
-        queue_.pop_front();
-      }
-      std::this_thread::sleep_for(std::chrono::microseconds(rng_() % 3000));
-      next();
-    }
-  }
-
-  std::mt19937_64 rng_;  // the completion thread's
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<std::function<void()>> queue_;
-  bool stopping_ = false;
-  std::thread thread_;
-};
 
 // Producers submit random bin indices (some messages larger than a staging buffer, so
 // applied in parts) while a harvester reads and resets: each cycle's samples_applied equals
@@ -80,7 +29,7 @@ class ReadAndResetPipelineTest : public ::testing::TestWithParam<int> {};  // fl
 TEST_P(ReadAndResetPipelineTest, LateDoneCallbacksCountInTheCycleOfTheirBins) {
   const uint64_t seed = std::random_device{}();
   SCOPED_TRACE(::testing::Message() << "seed " << seed);
-  DeferredDoneEngine engine(seed);
+  testing::DeferredDoneEngine engine(seed, std::chrono::microseconds(3000));
   HistogramStore store(engine, 16, uint64_t{1} << 24);
   HistogramSpec spec;
   spec.name = "h";

@@ -6,6 +6,9 @@
 // RSS creeps up and new messages land on cold pages (page faults, kernel zeroing). Capping
 // the arenas at 2 measured, on the H100 machine with 4 producers (loadgen, 30 s, 2026-11-23):
 // 2,342 M samples/s instead of 1,622 M, peak RSS 416 MiB instead of 732 MiB.
+// On 2 x H200 with 16 producers (2026-11-28, bench/results/loadgen.md): 0.86-0.88 of the bare
+// sink on 16 and 32 cores, against 0.48-0.56 with glibc's default arenas and 0.56-0.72 with
+// jemalloc (2-4 M page faults per run instead of 0.4 M).
 //
 // Contract: call once at the start of main, before any thread exists. 0 leaves glibc's
 // default. Returns false when glibc refused the setting (or the C library is not glibc).

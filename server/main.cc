@@ -66,7 +66,7 @@ ABSL_FLAG(bool, http_tls, kDefaults.http.tls,
 ABSL_FLAG(bool, reflection, kDefaults.reflection, "serve gRPC server reflection on --address");
 ABSL_FLAG(std::string, engine, "auto", "auto (CUDA when a GPU is visible, else CPU), cpu or cuda");
 ABSL_FLAG(int, cpu_threads, kDefaults.engine.cpu_threads,
-          "CPU engine worker threads; 0 = every hardware thread");
+          "CPU engine worker threads; 0 = one per CPU this process may run on (its affinity mask)");
 ABSL_FLAG(int, cuda_device, kDefaults.engine.cuda_device,
           "CUDA device ordinal, or -1 for every visible device");
 ABSL_FLAG(uint32_t, max_histograms, kDefaults.limits.max_histograms,

@@ -1,5 +1,7 @@
 // The daemon as a whole: bound address, health and reflection services, graceful shutdown
 // (every received message applied and acknowledged, open streams released promptly).
+#include <sched.h>
+
 #include <grpcpp/generic/generic_stub.h>
 
 #include <atomic>
@@ -107,6 +109,27 @@ TEST_P(ServerLifecycleTest, BadOptionsAreRefused) {
   o = DefaultOptions();
   o.limits.max_bins_per_histogram = kMaxHistogramBins;  // the cap itself is allowed
   EXPECT_TRUE(HistdServer::Start(o).ok());
+}
+
+// The CPU engine's default worker count follows the daemon's affinity mask (taskset, cpusets,
+// container CPU pinning), not the host's CPU count.
+TEST_P(ServerLifecycleTest, CpuEngineWorkersDefaultToTheCpusTheDaemonMayUse) {
+  if (GetParam() != "cpu") GTEST_SKIP() << "the CPU engine's worker count";
+  Options o = DefaultOptions();
+  o.engine.kind = EngineKind::kCpu;
+  o.engine.cpu_threads = 0;
+  std::string name;
+  // Started from a thread pinned to one CPU: every thread the daemon starts inherits the mask.
+  std::thread pinned([&] {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(sched_getcpu(), &one);
+    if (sched_setaffinity(0, sizeof(one), &one) != 0) return;
+    absl::StatusOr<std::unique_ptr<HistdServer>> server = HistdServer::Start(o);
+    if (server.ok()) name = (*server)->engine_name();
+  });
+  pinned.join();
+  EXPECT_EQ(name, "cpu (1 threads)");
 }
 
 // The ingest stream decodes requests itself (ingest_request_decoder.h): bytes that are no

@@ -116,9 +116,9 @@ ABSL_FLAG(int, acknowledger_threads, kDefaults.pipeline.acknowledger_threads,
           "completion thread does it); default one per eight CPUs this process may use, at "
           "least 2");
 ABSL_FLAG(int, flush_threads, kDefaults.pipeline.flush_threads,
-          "threads that hand sealed staging buffers to the engine, each blocking only while "
-          "its device has no free batch slot (0: the flusher thread does it); default one per "
-          "eight CPUs this process may use, at least 2");
+          "threads per device that hand sealed staging buffers to the engine, each blocking "
+          "only while its device has no free batch slot (0: the flusher thread does it); "
+          "default one per eight CPUs this process may use, at least 2");
 ABSL_FLAG(uint64_t, stream_read_ahead_bytes, kDefaults.pipeline.stream_read_ahead_bytes,
           absl::StrFormat("payload bytes of one ingest stream that may be waiting to be "
                           "staged: its next read starts while fewer are (each message counts "

@@ -101,8 +101,11 @@ absl::StatusOr<std::unique_ptr<IngestPipeline>> IngestPipeline::Create(
   if (options.acknowledger_threads > 0) {
     p->acknowledgers_ = std::make_unique<WorkerPool>(options.acknowledger_threads, "histd-ack");
   }
+  p->shards_ = std::max<int>(1, MultiEngineMembers(engine).size());
   if (options.flush_threads > 0) {
-    p->flushers_ = std::make_unique<WorkerPool>(options.flush_threads, "histd-apply");
+    for (int shard = 0; shard < p->shards_; ++shard) {
+      p->flushers_.push_back(std::make_unique<WorkerPool>(options.flush_threads, "histd-apply"));
+    }
   }
   for (int i = 0; i < options.staging_buffers; ++i) {
     absl::StatusOr<std::unique_ptr<StagingBuffer>> buffer =
@@ -112,7 +115,6 @@ absl::StatusOr<std::unique_ptr<IngestPipeline>> IngestPipeline::Create(
     slot->buffer = *std::move(buffer);
     p->slots_.push_back(std::move(slot));
   }
-  p->shards_ = std::max<int>(1, MultiEngineMembers(engine).size());
   {
     absl::MutexLock lock(&p->mu_);
     p->current_.assign(p->shards_, nullptr);
@@ -354,7 +356,7 @@ std::vector<IngestPipeline::Slot*> IngestPipeline::TakeReadyLocked() {
       continue;
     }
     if (slot->ready == absl::InfinitePast()) slot->ready = now;
-    if (flushers_ == nullptr && flusher_of != this) {
+    if (flushers_.empty() && flusher_of != this) {
       flusher_cv_.Signal();  // only the flusher applies without flush threads
       ++it;
       continue;
@@ -371,8 +373,8 @@ std::vector<IngestPipeline::Slot*> IngestPipeline::TakeReadyLocked() {
 
 void IngestPipeline::DispatchFlushes(std::vector<Slot*> slots) {
   for (Slot* slot : slots) {
-    if (flushers_ != nullptr) {
-      flushers_->Schedule([this, slot] { Flush(slot); });
+    if (!flushers_.empty()) {
+      flushers_[slot->shard]->Schedule([this, slot] { Flush(slot); });
     } else {
       Flush(slot);  // the flusher thread (TakeReadyLocked)
     }
@@ -621,7 +623,7 @@ void IngestPipeline::Shutdown() {
   }
   if (flusher_.joinable()) flusher_.join();
   // All idle by now: the flusher waited for them (resuming_, flushing_, completing_).
-  if (flushers_ != nullptr) flushers_->Shutdown();
+  for (auto& flushers : flushers_) flushers->Shutdown();
   if (stagers_ != nullptr) stagers_->Shutdown();
   if (acknowledgers_ != nullptr) acknowledgers_->Shutdown();
 }

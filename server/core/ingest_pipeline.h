@@ -10,8 +10,9 @@
 // Shards: on an engine over several devices (engine/multi_engine.h) each device has its own
 // current buffer, so a batch holds messages of one device's histograms only and is one
 // copy and one launch there; buffers and parked messages are shared.
-//   flush threads   --> one Engine::Apply per buffer (one IngestItem per message part); a
-//                       thread blocked by a busy device holds up no other buffer
+//   flush threads   --> one Engine::Apply per buffer (one IngestItem per message part);
+//                       each shard has its own, so a device whose batch slots are all in
+//                       flight holds up no other device's buffers
 //   Apply's done    --> counters, the buffer is free again; then each message's ack callback
 //                       (on an acknowledger thread, or on the engine's thread without them)
 // A message larger than one staging buffer is validated whole first, then split across
@@ -195,7 +196,9 @@ class IngestPipeline {
   std::thread flusher_;
   std::unique_ptr<WorkerPool> stagers_;  // null when options_.stager_threads == 0
   std::unique_ptr<WorkerPool> acknowledgers_;  // null when acknowledger_threads == 0
-  std::unique_ptr<WorkerPool> flushers_;  // null when flush_threads == 0
+  // Per shard: a device whose batch slots are all in flight blocks only its own flush
+  // threads (Engine::Apply), never another device's batches. Empty when flush_threads == 0.
+  std::vector<std::unique_ptr<WorkerPool>> flushers_;
 };
 
 }  // namespace histd::server

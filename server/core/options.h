@@ -137,11 +137,11 @@ struct Options {
     // bare sink's throughput, against 0.92-1.41 with 2). Default: one per eight CPUs this
     // process may use, at least 2.
     int acknowledger_threads = DefaultAcknowledgerThreads();
-    // Threads that hand sealed staging buffers to the engine (Engine::Apply, which blocks
-    // while the device has no free batch slot), so that a batch waiting for one device
-    // holds up neither the batches of another device nor the sealing of the next buffer.
-    // 0: the flusher thread applies each buffer itself. Default: one per eight CPUs this
-    // process may use, at least 2.
+    // Threads per device that hand sealed staging buffers to the engine (Engine::Apply,
+    // which blocks while the device has no free batch slot), so that a batch waiting for one
+    // device holds up neither the batches of another device nor the sealing of the next
+    // buffer. 0: the flusher thread applies each buffer itself. Default: one per eight CPUs
+    // this process may use, at least 2.
     int flush_threads = DefaultFlushThreads();
     // Payload bytes of one ingest stream that may be with the pipeline, not yet staged: the
     // stream's next read starts while its unstaged messages total less than this, each

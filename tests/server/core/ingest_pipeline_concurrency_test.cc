@@ -2,7 +2,9 @@
 // engine independently (a batch blocked in Engine::Apply, as on a device with no free batch
 // slot, holds up no other batch), parked messages are staged as buffers come free, and with
 // every combination of flush and stager threads each message is staged and acknowledged
-// exactly once, with exact bins; over several devices each batch goes to one device. Runs without a GPU (the CPU engine underneath).
+// exactly once, with exact bins; over several devices each batch goes to one device, and a
+// device whose flush threads are all blocked in Apply holds up no other device's batches.
+// Runs without a GPU (the CPU engine underneath).
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -58,6 +60,19 @@ class CountingEngine final : public testing::ForwardingEngine {
   std::atomic<int> applies{0};
   void Apply(const StagingBuffer& staging, std::vector<IngestItem> items, ApplyDone done) override {
     applies.fetch_add(1);
+    inner().Apply(staging, std::move(items), std::move(done));
+  }
+};
+
+// The CPU engine; every Apply blocks until `open` (a device with no free batch slot).
+class BlockingEngine final : public testing::ForwardingEngine {
+ public:
+  BlockingEngine() : ForwardingEngine(1) {}
+  std::atomic<int> entered{0};  // Applies blocked so far
+  absl::Notification open;
+  void Apply(const StagingBuffer& staging, std::vector<IngestItem> items, ApplyDone done) override {
+    entered.fetch_add(1);
+    open.WaitForNotificationWithTimeout(absl::Seconds(20));
     inner().Apply(staging, std::move(items), std::move(done));
   }
 };
@@ -230,6 +245,60 @@ TEST(IngestPipelineConcurrencyTest, OnTwoDevicesEachBatchGoesToOneDevice) {
   for (size_t h = 0; h < histograms.size(); ++h) {
     EXPECT_EQ(histograms[h]->counters().samples_applied, expected[h]) << "histogram " << h;
   }
+}
+
+// Two devices, each with flush_threads threads: however many batches wait in Apply on one
+// device (all of its flush threads), the other device's batches are applied meanwhile.
+TEST(IngestPipelineConcurrencyTest, OnTwoDevicesABlockedDeviceHoldsUpNoBatchOfTheOther) {
+  std::vector<std::unique_ptr<Engine>> members;
+  members.push_back(std::make_unique<BlockingEngine>());
+  members.push_back(std::make_unique<CountingEngine>());
+  BlockingEngine* device0 = static_cast<BlockingEngine*>(members[0].get());
+  absl::StatusOr<std::unique_ptr<Engine>> engine = MakeMultiEngine(std::move(members));
+  ASSERT_TRUE(engine.ok()) << engine.status();
+  HistogramStore store(**engine, 4, uint64_t{1} << 20);
+  const HistogramShape shape{4, 8, 255};
+  std::shared_ptr<HistogramEntry> a = MustCreate(store, "a", shape);
+  std::shared_ptr<HistogramEntry> b = MustCreate(store, "b", shape);
+  std::shared_ptr<HistogramEntry> c = MustCreate(store, "c", shape);
+  ASSERT_TRUE(a && b && c);
+  ASSERT_EQ(MemberOf(a->storage()), 0);
+  ASSERT_EQ(MemberOf(b->storage()), 1);
+  ASSERT_EQ(MemberOf(c->storage()), 0);
+  Options::Pipeline options;
+  options.staging_buffers = 4;
+  options.staging_buffer_bytes = 4096;
+  options.flush_threads = 2;
+  absl::StatusOr<std::unique_ptr<IngestPipeline>> pipeline =
+      IngestPipeline::Create(**engine, options);
+  ASSERT_TRUE(pipeline.ok()) << pipeline.status();
+
+  // Two batches of device 0 (a's, then c's) block both of its flush threads.
+  Ack ack_a, ack_b, ack_c;
+  (*pipeline)->Submit(Indices(a, {1, 2, 3}), [] {},
+                      [&](absl::Status s, uint64_t) { ack_a.Set(s); });
+  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (device0->entered.load() < 1 && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  (*pipeline)->Submit(Indices(c, {4}), [] {}, [&](absl::Status s, uint64_t) { ack_c.Set(s); });
+  while (device0->entered.load() < 2 && std::chrono::steady_clock::now() < until)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  ASSERT_EQ(device0->entered.load(), 2) << "device 0's two batches did not both reach Apply";
+  (*pipeline)->Submit(Indices(b, {5, 6}), [] {},
+                      [&](absl::Status s, uint64_t) { ack_b.Set(s); });
+  EXPECT_TRUE(ack_b.done.WaitForNotificationWithTimeout(absl::Seconds(10)))
+      << "device 1's batch waited for device 0's flush threads";
+  EXPECT_TRUE(ack_b.status.ok()) << ack_b.status;
+  EXPECT_FALSE(ack_a.done.HasBeenNotified());
+  device0->open.Notify();
+  ASSERT_TRUE(ack_a.done.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  ASSERT_TRUE(ack_c.done.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  EXPECT_TRUE(ack_a.status.ok()) << ack_a.status;
+  EXPECT_TRUE(ack_c.status.ok()) << ack_c.status;
+  (*pipeline)->Shutdown();
+  EXPECT_EQ(a->counters().samples_applied, 3u);
+  EXPECT_EQ(b->counters().samples_applied, 2u);
+  EXPECT_EQ(c->counters().samples_applied, 1u);
 }
 
 struct Threads {

@@ -14,6 +14,10 @@
 
 namespace histd::testing {
 
+// Every direction a reduction collapses or a scan runs along, and its name for traces.
+inline constexpr Dim kDims[] = {Dim::kAll, Dim::kRows, Dim::kCols};
+inline const char* DimName(Dim d) { return d == Dim::kAll ? "all" : d == Dim::kRows ? "rows" : "cols"; }
+
 // Element i of an integer array as its wrapped uint64 bits (signed types sign-extend).
 inline uint64_t BitsAt(const HostArray& a, uint64_t i) {
   switch (a.dtype) {

@@ -7,9 +7,12 @@
 #include "absl/status/status.h"
 #include "gtest/gtest.h"
 #include "engine/engine.h"
+#include "tests/engine/engine_test_util.h"
 
 namespace histd {
 namespace {
+
+using testing::Spec;
 
 // A histogram that only has a shape: enough for the checks, which never touch bins.
 class ShapeOnlyHistogram : public HistogramStorage {
@@ -22,16 +25,6 @@ void ExpectInvalid(const absl::Status& s, const std::string& part) {
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument) << s;
   EXPECT_NE(std::string(s.message()).find(part), std::string::npos)
       << "message: " << s.message() << "\nexpected to contain: " << part;
-}
-
-ReadSpec Spec(uint32_t r0, uint32_t r1, uint32_t c0, uint32_t c1, uint32_t rf = 1,
-              uint32_t cf = 1, bool transpose = false) {
-  ReadSpec spec;
-  spec.region = Region{r0, r1, c0, c1};
-  spec.row_factor = rf;
-  spec.col_factor = cf;
-  spec.transpose = transpose;
-  return spec;
 }
 
 TEST(ReadBinsShapeTest, UnitFactorsGiveTheRegionAsU8) {

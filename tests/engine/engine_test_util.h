@@ -174,6 +174,17 @@ inline std::vector<uint8_t> RandomBins(std::mt19937_64& rng, uint64_t n, uint8_t
   return v;
 }
 
+// A read of the region [r0, r1) x [c0, c1) in rf x cf blocks, optionally transposed.
+inline ReadSpec Spec(uint32_t r0, uint32_t r1, uint32_t c0, uint32_t c1, uint32_t rf = 1,
+                     uint32_t cf = 1, bool transpose = false) {
+  ReadSpec spec;
+  spec.region = Region{r0, r1, c0, c1};
+  spec.row_factor = rf;
+  spec.col_factor = cf;
+  spec.transpose = transpose;
+  return spec;
+}
+
 // The whole histogram as stored (u8, row-major).
 inline std::vector<uint8_t> ReadAll(Engine& engine, const HistogramStorage& h) {
   ReadSpec spec;

@@ -18,6 +18,7 @@ using testing::FillHistogram;
 using testing::NewHistogram;
 using testing::RandomBins;
 using testing::ReadAll;
+using testing::Spec;
 
 class ReadTest : public testing::EngineTest {
  protected:
@@ -61,16 +62,6 @@ class ReadTest : public testing::EngineTest {
   }
 };
 HISTD_INSTANTIATE_ENGINE_TEST(ReadTest);
-
-ReadSpec Spec(uint32_t r0, uint32_t r1, uint32_t c0, uint32_t c1, uint32_t rf, uint32_t cf,
-              bool transpose) {
-  ReadSpec spec;
-  spec.region = Region{r0, r1, c0, c1};
-  spec.row_factor = rf;
-  spec.col_factor = cf;
-  spec.transpose = transpose;
-  return spec;
-}
 
 // A pooled view: the region cut into exactly out_rows x out_cols blocks.
 ReadSpec View(uint32_t r0, uint32_t r1, uint32_t c0, uint32_t c1, uint32_t out_rows,

@@ -18,14 +18,14 @@ namespace {
 
 using Op = ReduceOp;
 using testing::BitsAt;
+using testing::DimName;
 using testing::FloatAt;
 using testing::HostRef;
+using testing::kDims;
 
 constexpr Op kOps[] = {Op::kSum, Op::kMin, Op::kMax};
-constexpr Dim kDims[] = {Dim::kAll, Dim::kRows, Dim::kCols};
 
 const char* OpName(Op op) { return op == Op::kSum ? "sum" : op == Op::kMin ? "min" : "max"; }
-const char* DimName(Dim d) { return d == Dim::kAll ? "all" : d == Dim::kRows ? "rows" : "cols"; }
 
 class ReduceTest : public testing::EngineTest {
  public:  // ExpectMatches is used by helper templates too

@@ -17,11 +17,10 @@ namespace histd {
 namespace {
 
 using testing::BitsAt;
+using testing::DimName;
 using testing::FloatAt;
 using testing::HostRef;
-
-constexpr Dim kDims[] = {Dim::kAll, Dim::kRows, Dim::kCols};
-const char* DimName(Dim d) { return d == Dim::kAll ? "all" : d == Dim::kRows ? "rows" : "cols"; }
+using testing::kDims;
 
 class ScanTest : public testing::EngineTest {
  public:

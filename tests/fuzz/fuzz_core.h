@@ -37,6 +37,7 @@
 #include "histd/v1/histograms.pb.h"
 #include "histd/v1/ingest.pb.h"
 #include "server/core/service_context.h"
+#include "tests/fuzz/proto_mutator.h"
 
 namespace histd::fuzz {
 
@@ -82,3 +83,17 @@ class FuzzCore {
 };
 
 }  // namespace histd::fuzz
+
+// HISTD_FUZZ_PROGRAM_TARGET(Type, {words...}) defines the libFuzzer entry points of a target
+// whose input is one serialized program of type Type: the structure-aware mutator
+// (proto_mutator.h, with the words as its dictionary) and LLVMFuzzerTestOneInput, which runs
+// the program with histd::fuzz::Run(const Type&) (the target defines it before the macro).
+// An input that does not parse is rejected (-1: libFuzzer keeps it out of the corpus).
+#define HISTD_FUZZ_PROGRAM_TARGET(Type, ...)                                \
+  HISTD_FUZZ_PROTO_MUTATOR(Type, __VA_ARGS__)                               \
+  extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) { \
+    Type program;                                                           \
+    if (!program.ParseFromArray(data, static_cast<int>(size))) return -1;   \
+    ::histd::fuzz::Run(program);                                            \
+    return 0;                                                               \
+  }

@@ -15,7 +15,6 @@
 #include "histd_fuzz.pb.h"
 #include "server/core/api_histograms.h"
 #include "tests/fuzz/fuzz_core.h"
-#include "tests/fuzz/proto_mutator.h"
 
 namespace histd::fuzz {
 namespace {
@@ -107,13 +106,6 @@ void Run(const HistogramsProgram& program) {
 }  // namespace
 }  // namespace histd::fuzz
 
-HISTD_FUZZ_PROTO_MUTATOR(histd::fuzz::HistogramsProgram,
-                         {"a", "b", "h", "", "h.1-x_", "a b", "..", std::string(128, 'n'),
-                          std::string(129, 'n'), "\xc3\xa9"})
-
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  histd::fuzz::HistogramsProgram program;
-  if (!program.ParseFromArray(data, static_cast<int>(size))) return -1;  // not kept in the corpus
-  histd::fuzz::Run(program);
-  return 0;
-}
+HISTD_FUZZ_PROGRAM_TARGET(histd::fuzz::HistogramsProgram,
+                          {"a", "b", "h", "", "h.1-x_", "a b", "..", std::string(128, 'n'),
+                           std::string(129, 'n'), "\xc3\xa9"})

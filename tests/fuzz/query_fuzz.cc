@@ -20,7 +20,6 @@
 #include "server/core/api_query.h"
 #include "server/core/query_reader.h"
 #include "tests/fuzz/fuzz_core.h"
-#include "tests/fuzz/proto_mutator.h"
 
 namespace histd::fuzz {
 namespace {
@@ -141,11 +140,4 @@ void Run(const QueryProgram& program) {
 }  // namespace
 }  // namespace histd::fuzz
 
-HISTD_FUZZ_PROTO_MUTATOR(histd::fuzz::QueryProgram, {"a", "b", "h", "", "missing"})
-
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  histd::fuzz::QueryProgram program;
-  if (!program.ParseFromArray(data, static_cast<int>(size))) return -1;  // not kept in the corpus
-  histd::fuzz::Run(program);
-  return 0;
-}
+HISTD_FUZZ_PROGRAM_TARGET(histd::fuzz::QueryProgram, {"a", "b", "h", "", "missing"})

@@ -31,7 +31,6 @@
 #include "histd_fuzz.pb.h"
 #include "server/core/read_and_reset_reader.h"
 #include "tests/fuzz/fuzz_core.h"
-#include "tests/fuzz/proto_mutator.h"
 
 namespace histd::fuzz {
 namespace {
@@ -169,11 +168,4 @@ void Run(const ReadAndResetProgram& program) {
 }  // namespace
 }  // namespace histd::fuzz
 
-HISTD_FUZZ_PROTO_MUTATOR(histd::fuzz::ReadAndResetProgram, {"a", "b", "h", "", "missing"})
-
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  histd::fuzz::ReadAndResetProgram program;
-  if (!program.ParseFromArray(data, static_cast<int>(size))) return -1;  // not kept in the corpus
-  histd::fuzz::Run(program);
-  return 0;
-}
+HISTD_FUZZ_PROGRAM_TARGET(histd::fuzz::ReadAndResetProgram, {"a", "b", "h", "", "missing"})

@@ -31,7 +31,6 @@
 #include "server/core/api_histograms.h"
 #include "server/core/watch_view.h"
 #include "tests/fuzz/fuzz_core.h"
-#include "tests/fuzz/proto_mutator.h"
 
 namespace histd::fuzz {
 namespace {
@@ -231,11 +230,4 @@ void Run(const WatchProgram& program) {
 }  // namespace
 }  // namespace histd::fuzz
 
-HISTD_FUZZ_PROTO_MUTATOR(histd::fuzz::WatchProgram, {"a", "b", "h", "", "missing"})
-
-extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  histd::fuzz::WatchProgram program;
-  if (!program.ParseFromArray(data, static_cast<int>(size))) return -1;  // not kept in the corpus
-  histd::fuzz::Run(program);
-  return 0;
-}
+HISTD_FUZZ_PROGRAM_TARGET(histd::fuzz::WatchProgram, {"a", "b", "h", "", "missing"})

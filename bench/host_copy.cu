@@ -31,6 +31,8 @@
 #include <thread>
 #include <vector>
 
+#include "bench/bench_util.cuh"
+
 namespace {
 
 constexpr size_t kMiB = size_t{1} << 20;
@@ -38,16 +40,6 @@ constexpr int kRegions = 16;
 constexpr size_t kRegionBytes = 32 * kMiB;
 constexpr size_t kPinnedBytes = 512 * kMiB;
 constexpr size_t kDeviceBytes = 64 * kMiB;
-
-#define CHECK_CUDA(call)                                                                \
-  do {                                                                                  \
-    cudaError_t e_ = (call);                                                            \
-    if (e_ != cudaSuccess) {                                                            \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call,                 \
-                   cudaGetErrorString(e_));                                             \
-      std::exit(1);                                                                     \
-    }                                                                                   \
-  } while (0)
 
 double Now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
@@ -95,19 +87,19 @@ struct Result {
 
 void CopyLoop(int device, const Source& source, size_t chunk, double seconds,
               std::atomic<int>* ready, const std::atomic<bool>* go, Result* out) {
-  CHECK_CUDA(cudaSetDevice(device));
+  BENCH_CUDA(cudaSetDevice(device));
   void* dev = nullptr;
-  CHECK_CUDA(cudaMalloc(&dev, kDeviceBytes));
+  BENCH_CUDA(cudaMalloc(&dev, kDeviceBytes));
   cudaStream_t streams[2];
-  for (auto& s : streams) CHECK_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+  for (auto& s : streams) BENCH_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
   auto pass = [&](size_t* bytes) {
     size_t k = 0;
     for (const uint8_t* src : source.chunks) {
-      CHECK_CUDA(cudaMemcpyAsync(static_cast<uint8_t*>(dev) + (k * chunk) % kDeviceBytes, src,
+      BENCH_CUDA(cudaMemcpyAsync(static_cast<uint8_t*>(dev) + (k * chunk) % kDeviceBytes, src,
                                  chunk, cudaMemcpyHostToDevice, streams[k & 1]));
       ++k;
     }
-    for (auto& s : streams) CHECK_CUDA(cudaStreamSynchronize(s));
+    for (auto& s : streams) BENCH_CUDA(cudaStreamSynchronize(s));
     *bytes += k * chunk;
   };
   size_t warm = 0;
@@ -123,8 +115,8 @@ void CopyLoop(int device, const Source& source, size_t chunk, double seconds,
   }
   out->bytes = bytes;
   out->seconds = elapsed;
-  for (auto& s : streams) CHECK_CUDA(cudaStreamDestroy(s));
-  CHECK_CUDA(cudaFree(dev));
+  for (auto& s : streams) BENCH_CUDA(cudaStreamDestroy(s));
+  BENCH_CUDA(cudaFree(dev));
 }
 
 // Copies on every device of `devices` at once; GB/s per device.
@@ -181,7 +173,7 @@ class Writers {
 int main(int argc, char** argv) {
   const double seconds = argc > 1 ? std::atof(argv[1]) : 0.5;
   int count = 0;
-  CHECK_CUDA(cudaGetDeviceCount(&count));
+  BENCH_CUDA(cudaGetDeviceCount(&count));
   std::printf("# Host-to-device copy floor (histd_bench_host_copy)\n\n");
   std::printf("host: %u hardware threads; NUMA nodes:", std::thread::hardware_concurrency());
   for (int n = 0; n < 16; ++n) {
@@ -192,7 +184,7 @@ int main(int argc, char** argv) {
   std::vector<int> all;
   for (int d = 0; d < count; ++d) {
     cudaDeviceProp prop;
-    CHECK_CUDA(cudaGetDeviceProperties(&prop, d));
+    BENCH_CUDA(cudaGetDeviceProperties(&prop, d));
     std::printf("cuda:%d %s, PCI %02x:%02x, NUMA node %d\n", d, prop.name, prop.pciBusID,
                 prop.pciDeviceID, GpuNode(d));
     all.push_back(d);
@@ -215,7 +207,7 @@ int main(int argc, char** argv) {
       return 1;
     }
     std::memset(p, r + 1, kRegionBytes);
-    CHECK_CUDA(cudaHostRegister(p, kRegionBytes, cudaHostRegisterPortable | cudaHostRegisterReadOnly));
+    BENCH_CUDA(cudaHostRegister(p, kRegionBytes, cudaHostRegisterPortable | cudaHostRegisterReadOnly));
     regions.push_back(static_cast<uint8_t*>(p));
   }
   std::map<int, int> nodes;
@@ -230,9 +222,9 @@ int main(int argc, char** argv) {
   std::vector<uint8_t*> pinned(count, nullptr);
   for (int d = 0; d < count; ++d) {
     std::thread([&, d] {
-      CHECK_CUDA(cudaSetDevice(d));
+      BENCH_CUDA(cudaSetDevice(d));
       void* p = nullptr;
-      CHECK_CUDA(cudaHostAlloc(&p, kPinnedBytes, cudaHostAllocPortable));
+      BENCH_CUDA(cudaHostAlloc(&p, kPinnedBytes, cudaHostAllocPortable));
       std::memset(p, d + 1, kPinnedBytes);
       pinned[d] = static_cast<uint8_t*>(p);
     }).join();

@@ -32,6 +32,11 @@
 namespace histd::server {
 namespace {
 
+// Polls until counter >= want or the deadline passes.
+void WaitUntilAtLeast(const std::atomic<int>& counter, int want, absl::Time deadline) {
+  while (counter.load() < want && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(1));
+}
+
 // The CPU engine; an Apply whose batch holds the gated histogram blocks until `open`.
 class GatedEngine final : public testing::ForwardingEngine {
  public:
@@ -231,9 +236,7 @@ TEST(IngestPipelineConcurrencyTest, OnTwoDevicesEachBatchGoesToOneDevice) {
     });
   }
   for (auto& t : producers) t.join();
-  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (acknowledged.load() < kProducers * kMessages && std::chrono::steady_clock::now() < until)
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  WaitUntilAtLeast(acknowledged, kProducers * kMessages, absl::Now() + absl::Seconds(30));
   (*pipeline)->Shutdown();
   EXPECT_EQ(acknowledged.load(), kProducers * kMessages);
   EXPECT_EQ(failed.load(), 0);
@@ -277,12 +280,10 @@ TEST(IngestPipelineConcurrencyTest, OnTwoDevicesABlockedDeviceHoldsUpNoBatchOfTh
   Ack ack_a, ack_b, ack_c;
   (*pipeline)->Submit(Indices(a, {1, 2, 3}), [] {},
                       [&](absl::Status s, uint64_t) { ack_a.Set(s); });
-  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (device0->entered.load() < 1 && std::chrono::steady_clock::now() < until)
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  const absl::Time until = absl::Now() + absl::Seconds(10);
+  WaitUntilAtLeast(device0->entered, 1, until);
   (*pipeline)->Submit(Indices(c, {4}), [] {}, [&](absl::Status s, uint64_t) { ack_c.Set(s); });
-  while (device0->entered.load() < 2 && std::chrono::steady_clock::now() < until)
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  WaitUntilAtLeast(device0->entered, 2, until);
   ASSERT_EQ(device0->entered.load(), 2) << "device 0's two batches did not both reach Apply";
   (*pipeline)->Submit(Indices(b, {5, 6}), [] {},
                       [&](absl::Status s, uint64_t) { ack_b.Set(s); });
@@ -366,9 +367,7 @@ TEST_P(IngestPipelineThreadsTest, ManyProducersFewBuffersEveryMessageOnceAndExac
     });
   }
   for (auto& t : producers) t.join();
-  const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (acknowledged.load() < kProducers * kMessages && std::chrono::steady_clock::now() < until)
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  WaitUntilAtLeast(acknowledged, kProducers * kMessages, absl::Now() + absl::Seconds(30));
   const IngestStats stats = (*pipeline)->stats();
   (*pipeline)->Shutdown();
 

@@ -13,7 +13,7 @@ enum class EngineKind { kAuto, kCpu, kCuda };
 struct EngineOptions {
   // kAuto: CUDA when this build has it and a GPU is visible, else CPU.
   EngineKind kind = EngineKind::kAuto;
-  // CPU engine worker threads; 0 means every hardware thread.
+  // CPU engine worker threads; 0 means one per CPU this process may run on (host_cpus.h).
   int cpu_threads = 0;
   // CUDA engine: one device ordinal, or -1 for every visible device (histograms are then
   // placed on the device with the fewest bytes in use; see engine/multi_engine.h).

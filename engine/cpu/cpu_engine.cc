@@ -2,7 +2,6 @@
 
 #include <cstdlib>
 #include <new>
-#include <thread>
 
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
@@ -12,6 +11,7 @@
 #include "engine/cpu/cpu_histogram.h"
 #include "engine/cpu/cpu_ingest.h"
 #include "engine/cpu/cpu_read.h"
+#include "engine/host_cpus.h"
 
 namespace histd {
 namespace {
@@ -79,7 +79,7 @@ absl::StatusOr<std::unique_ptr<Engine>> MakeCpuEngine(int threads) {
     return absl::InvalidArgumentError(
         absl::StrFormat("cpu engine threads must be >= 0 (0 = all), got %d", threads));
   }
-  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  if (threads == 0) threads = AvailableCpus();
   return std::unique_ptr<Engine>(new CpuEngine(threads));
 }
 

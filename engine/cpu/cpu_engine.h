@@ -23,7 +23,8 @@
 
 namespace histd {
 
-// threads: worker parallelism, >= 1; 0 means every hardware thread. INVALID_ARGUMENT if < 0.
+// threads: worker parallelism, >= 1; 0 means one per CPU this process may run on
+// (AvailableCpus, engine/host_cpus.h). INVALID_ARGUMENT if < 0.
 absl::StatusOr<std::unique_ptr<Engine>> MakeCpuEngine(int threads);
 
 class CpuEngine final : public Engine {

@@ -14,7 +14,7 @@
 #include "absl/time/time.h"
 #include "engine/engine_factory.h"
 #include "server/core/copy_stores.h"
-#include "server/core/host_cpus.h"
+#include "engine/host_cpus.h"
 
 namespace histd::server {
 

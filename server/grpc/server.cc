@@ -30,7 +30,6 @@
 #include "server/core/daemon_metrics.h"
 #include "server/core/histogram_store.h"
 #include "server/core/host_buffer_pool.h"
-#include "server/core/host_cpus.h"
 #include "server/core/ingest_pipeline.h"
 #include "server/core/log.h"
 #include "server/core/memory_budget.h"
@@ -198,11 +197,7 @@ absl::StatusOr<std::unique_ptr<HistdServer>> HistdServer::Start(Options options)
                                {"paths", "/metrics /healthz /readyz / /histogram/ /render/ /api/"}});
   }
 
-  EngineOptions engine_options = o.engine;
-  // 0: one CPU engine worker per CPU the daemon may run on (its affinity mask), as the other
-  // thread counts are sized (server/core/options.h).
-  if (engine_options.cpu_threads == 0) engine_options.cpu_threads = AvailableCpus();
-  absl::StatusOr<std::unique_ptr<Engine>> engine = MakeEngine(engine_options);
+  absl::StatusOr<std::unique_ptr<Engine>> engine = MakeEngine(o.engine);
   if (!engine.ok()) return engine.status();
   server->engine_ = *std::move(engine);
   LogInfo("engine_ready", {{"engine", server->engine_->name()}, {"device", server->engine_->device()}});

@@ -1,11 +1,11 @@
-#include "server/core/host_cpus.h"
+#include "engine/host_cpus.h"
 
 #include <sched.h>
 
 #include <algorithm>
 #include <thread>
 
-namespace histd::server {
+namespace histd {
 
 int AvailableCpus() {
   cpu_set_t set;
@@ -17,4 +17,4 @@ int AvailableCpus() {
   return std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
 }
 
-}  // namespace histd::server
+}  // namespace histd

@@ -7,8 +7,8 @@
 // Thread safety: thread-safe (reads the mask on every call).
 #pragma once
 
-namespace histd::server {
+namespace histd {
 
 int AvailableCpus();
 
-}  // namespace histd::server
+}  // namespace histd

@@ -1,6 +1,6 @@
 // AvailableCpus counts the CPUs of this process's affinity mask, so a daemon started under
 // `taskset` sizes its default thread and buffer counts for the CPUs it may use.
-#include "server/core/host_cpus.h"
+#include "engine/host_cpus.h"
 
 #include <sched.h>
 
@@ -8,7 +8,7 @@
 
 #include "gtest/gtest.h"
 
-namespace histd::server {
+namespace histd {
 namespace {
 
 TEST(HostCpusTest, FollowsTheAffinityMask) {
@@ -32,4 +32,4 @@ TEST(HostCpusTest, FollowsTheAffinityMask) {
 }
 
 }  // namespace
-}  // namespace histd::server
+}  // namespace histd

@@ -37,6 +37,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "bench/loadgen/bare_sink.h"
@@ -71,6 +72,10 @@ ABSL_FLAG(int64_t, stream_read_ahead_bytes, 0,
 ABSL_FLAG(int, malloc_arena_max, 2,
           "glibc heap arenas for this process (histd's default; 0: glibc's); the in-process "
           "histd and the bare sink run under the same setting");
+ABSL_FLAG(bool, mutex_deadlock_detection, false,
+          "Abseil's lock-order checking of every Mutex in this process (histd's default: "
+          "off); the in-process histd, the bare sink and the producers run under the same "
+          "setting");
 ABSL_FLAG(int, repeat, 1,
           "run each producer count this many times in a row (the RSS at every window shows "
           "whether memory stays flat)");
@@ -257,7 +262,7 @@ void PrintMedians(const std::vector<Row>& rows) {
       const double gb = r.gb_per_s() * r.seconds;
       if (gb > 0) cpu_per_gb.push_back((row.cpu_after - row.cpu_before) / gb);
     }
-    std::printf("| %s | %s | %zu | %.1f M | %.2f / %.2f | %s | %s | %.2f |\n", config.c_str(),
+    std::printf("| %s | %s | %zu | %.2f M | %.2f / %.2f | %s | %s | %.2f |\n", config.c_str(),
                 target.c_str(), rate.size(), Median(rate) / 1e6, Median(p50), Median(p99),
                 query.empty() ? "-" : absl::StrFormat("%.2f", Median(query)).c_str(),
                 ratio.empty() ? "-" : absl::StrFormat("%.2f", Median(ratio)).c_str(),
@@ -642,7 +647,7 @@ int Main() {
     const LoadResult& r = row.result;
     const double cpu = row.cpu_after - row.cpu_before;
     const double gb = r.gb_per_s() * r.seconds;
-    std::printf("| %s | %s | %.1f M | %.3f | %s | %s | %s | %.1f | %.2f |\n", row.config.c_str(),
+    std::printf("| %s | %s | %.2f M | %.3f | %s | %s | %s | %.1f | %.2f |\n", row.config.c_str(),
                 row.target.c_str(), r.samples_per_s() / 1e6, r.gb_per_s(),
                 Ms(r.ack_latency).c_str(), Ms(r.query_latency).c_str(),
                 row.sink_samples_per_s > 0
@@ -711,5 +716,8 @@ int Main() {
 int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
   histd::server::SetMallocArenaMax(absl::GetFlag(FLAGS_malloc_arena_max));
+  absl::SetMutexDeadlockDetectionMode(absl::GetFlag(FLAGS_mutex_deadlock_detection)
+                                          ? absl::OnDeadlockCycle::kAbort
+                                          : absl::OnDeadlockCycle::kIgnore);
   return histd::bench::Main();
 }

@@ -23,6 +23,7 @@
 #include "absl/flags/usage_config.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_format.h"
+#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "server/core/log.h"
 #include "server/core/malloc_tuning.h"
@@ -99,6 +100,9 @@ ABSL_FLAG(absl::Duration, flush_deadline, kDefaults.pipeline.flush_deadline,
 ABSL_FLAG(int, eager_flush_depth, kDefaults.pipeline.eager_flush_depth,
           "apply a partly filled staging buffer at once while fewer than this many batches "
           "are in flight (0: only a full buffer or the flush deadline flushes)");
+ABSL_FLAG(bool, mutex_deadlock_detection, false,
+          "track the lock order of every absl::Mutex in the process (gRPC's too) and abort on "
+          "a cycle: a debugging aid that takes one process-wide lock in every acquisition");
 ABSL_FLAG(int, malloc_arena_max, 2,
           "glibc heap arenas for the whole process (0: glibc's default of 8 per core); few "
           "arenas keep megabyte messages on warm, reused pages (server/core/malloc_tuning.h)");
@@ -267,6 +271,11 @@ int main(int argc, char** argv) {
   gpr_set_log_function(LogGrpcMessage);
 
   // Before any thread starts (neither the flag library nor the log starts one).
+  // Abseil built without NDEBUG (Debian's) checks every Mutex acquisition for lock-order
+  // cycles under one process-wide spin lock: gRPC's locks and ours, on every thread.
+  absl::SetMutexDeadlockDetectionMode(absl::GetFlag(FLAGS_mutex_deadlock_detection)
+                                          ? absl::OnDeadlockCycle::kAbort
+                                          : absl::OnDeadlockCycle::kIgnore);
   if (!histd::server::SetMallocArenaMax(absl::GetFlag(FLAGS_malloc_arena_max))) {
     histd::server::LogWarning("malloc_arena_max_not_applied",
                               {{"malloc_arena_max", absl::GetFlag(FLAGS_malloc_arena_max)}});

@@ -208,7 +208,8 @@ void IngestPipeline::SubmitAccepted(const std::shared_ptr<PendingMessage>& m) {
     absl::MutexLock lock(&mu_);
     stats_.stage_wait_seconds += waited;
     --active_submits_;
-    if (active_submits_ == 0) flusher_cv_.Signal();
+    // Only a stopping flusher waits for active_submits_ (not a wakeup per message).
+    if (active_submits_ == 0 && stopping_) flusher_cv_.Signal();
   }
   if (staged) m->on_staged();
 }
@@ -504,7 +505,7 @@ void IngestPipeline::Flush(Slot* slot) {
   absl::MutexLock lock(&mu_);
   stats_.enqueue_seconds += enqueue;
   flushing_ -= 1;
-  flusher_cv_.Signal();
+  if (stopping_) flusher_cv_.Signal();  // only a stopping flusher waits for flushing_
 }
 
 void IngestPipeline::OnApplied(Slot* slot, absl::Time started, absl::Status status,
@@ -590,7 +591,7 @@ void IngestPipeline::OnApplied(Slot* slot, absl::Time started, absl::Status stat
     absl::MutexLock lock(&mu_);
     stats_.acknowledge_seconds += seconds;
     completing_ -= 1;
-    flusher_cv_.Signal();
+    if (stopping_) flusher_cv_.Signal();  // only a stopping flusher waits for completing_
   };
   if (acknowledgers_ != nullptr) {
     acknowledgers_->Schedule(std::move(acknowledge));

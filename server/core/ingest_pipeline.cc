@@ -68,6 +68,7 @@ struct IngestPipeline::Slot {
   bool sealed = false;
   absl::Time ready = absl::InfinitePast();  // sealed with no writer left (flush_wait_seconds)
   absl::Time deadline = absl::InfiniteFuture();
+  bool flusher_told = false;  // the flusher was woken for this buffer's deadline
   std::vector<Part> parts;
 };
 
@@ -269,8 +270,7 @@ bool IngestPipeline::StageOrPark(const std::shared_ptr<PendingMessage>& m, bool 
         slot->used = start + take;
         slot->writers += 1;
         if (slot->parts.empty() && slot->deadline == absl::InfiniteFuture()) {
-          slot->deadline = absl::Now() + options_.flush_deadline;
-          flusher_cv_.Signal();
+          slot->deadline = absl::Now() + options_.flush_deadline;  // see SealOrTellLocked
         }
         break;
       }
@@ -317,9 +317,12 @@ bool IngestPipeline::StageOrPark(const std::shared_ptr<PendingMessage>& m, bool 
         m->parts_in_flight += 1;
         m->staged_bytes += take;
       }  // else: the reserved range stays unused; nothing of the message is in any part
-      if (slot == current_[slot->shard] &&
-          capacity - std::min(capacity, AlignUp(slot->used)) < 4) {
-        SealLocked(slot);
+      if (slot == current_[slot->shard]) {
+        if (capacity - std::min(capacity, AlignUp(slot->used)) < 4) {
+          SealLocked(slot);
+        } else {
+          SealOrTellLocked(slot);
+        }
       }
       ready = TakeReadyLocked();
     }
@@ -340,7 +343,22 @@ void IngestPipeline::SealLocked(Slot* slot) {
   slot->sealed = true;
   if (slot == current_[slot->shard]) current_[slot->shard] = nullptr;
   sealed_.push_back(slot);
-  flusher_cv_.Signal();
+  // Whoever seals takes the ready slots next (TakeReadyLocked, which wakes the flusher when
+  // only it may apply them).
+}
+
+bool IngestPipeline::EagerLocked(int shard) const {
+  return stopping_ || draining_ || shard_in_flight_[shard] < options_.eager_flush_depth;
+}
+
+void IngestPipeline::SealOrTellLocked(Slot* slot) {
+  if (slot->used == 0) return;
+  if (EagerLocked(slot->shard)) {
+    SealLocked(slot);
+  } else if (!slot->flusher_told) {
+    slot->flusher_told = true;
+    flusher_cv_.Signal();  // it seals the buffer at its deadline
+  }
 }
 
 bool IngestPipeline::HasRoomLocked(int shard) const {
@@ -429,8 +447,7 @@ void IngestPipeline::FlusherLoop() {
         for (int shard = 0; shard < shards_; ++shard) {
           Slot* current = current_[shard];
           if (current == nullptr || current->used == 0) continue;
-          const bool eager = shard_in_flight_[shard] < options_.eager_flush_depth;
-          if (stopping_ || draining_ || eager || absl::Now() >= current->deadline) {
+          if (EagerLocked(shard) || absl::Now() >= current->deadline) {
             SealLocked(current);
             sealed = true;
           } else {
@@ -513,6 +530,7 @@ void IngestPipeline::OnApplied(Slot* slot, absl::Time started, absl::Status stat
   const absl::Time done = absl::Now();
   std::vector<std::shared_ptr<PendingMessage>> completed;
   std::vector<std::shared_ptr<PendingMessage>> resumes;
+  std::vector<Slot*> ready;
   {
     absl::MutexLock lock(&mu_);
     if (status.ok() && results.size() != slot->parts.size()) {
@@ -577,13 +595,23 @@ void IngestPipeline::OnApplied(Slot* slot, absl::Time started, absl::Status stat
     slot->sealed = false;
     slot->ready = absl::InfinitePast();
     slot->deadline = absl::InfiniteFuture();
+    slot->flusher_told = false;
     free_.push_back(slot);
     in_flight_ -= 1;
     shard_in_flight_[slot->shard] -= 1;
     completing_ += 1;  // Shutdown waits for the acknowledgements below, not just the slot
-    flusher_cv_.Signal();
+    if (flushers_.empty()) {
+      flusher_cv_.Signal();  // only the flusher applies (and this may be its own Apply)
+    } else {
+      // A batch slot of this device is free: what its current buffer holds goes now, from
+      // here rather than through a wakeup of the flusher.
+      if (Slot* current = current_[slot->shard]) SealOrTellLocked(current);
+      ready = TakeReadyLocked();
+      if (stopping_) flusher_cv_.Signal();  // a stopping flusher waits for in_flight_
+    }
     resumes = TakeResumesLocked();
   }
+  DispatchFlushes(std::move(ready));
   ScheduleResumes(std::move(resumes));
   auto acknowledge = [this, completed = std::move(completed), done] {
     for (const auto& m : completed) Complete(m);

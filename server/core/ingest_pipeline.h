@@ -3,10 +3,12 @@
 // Shape (the GPU pipeline replaces what sits behind it, not this interface):
 //   handler --Submit--> validate while copying into the current staging buffer (on a stager
 //                       thread for large messages, on the caller's thread for small ones)
-//   flusher thread  --> seals a buffer when it fills, flush_deadline after its first
-//                       message, or at once while fewer than eager_flush_depth batches of
-//                       its shard are in flight, and hands each sealed buffer, once no copy
-//                       into it is left, to a flush thread
+//   sealing         --> a buffer is sealed when it fills, or at once while fewer than
+//                       eager_flush_depth batches of its shard are in flight (by the thread
+//                       that finished a copy into it, or the one completing a batch of its
+//                       shard), or by the flusher thread flush_deadline after its first
+//                       message; each sealed buffer, once no copy into it is left, goes to a
+//                       flush thread
 // Shards: on an engine over several devices (engine/multi_engine.h) each device has its own
 // current buffer, so a batch holds messages of one device's histograms only and is one
 // copy and one launch there; buffers and parked messages are shared.
@@ -144,6 +146,14 @@ class IngestPipeline {
   void Resume(const std::shared_ptr<PendingMessage>& m);
   void Reject(const std::shared_ptr<PendingMessage>& m, absl::Status status);
   void SealLocked(Slot* slot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Batches of `shard` go at once (fewer than eager_flush_depth in flight, or draining or
+  // stopping) rather than at their buffer's deadline.
+  bool EagerLocked(int shard) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // For a shard's current buffer holding data, after a copy into it or a batch of its shard
+  // done: seals it when EagerLocked, so the thread where that happened dispatches it
+  // (TakeReadyLocked) without waking the flusher; otherwise wakes the flusher once for the
+  // buffer's deadline.
+  void SealOrTellLocked(Slot* slot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // A message of `shard` could be staged now: its current buffer or a free one.
   bool HasRoomLocked(int shard) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Takes every sealed slot that no copy is writing into any more, counting each in

@@ -14,8 +14,8 @@
 # parameterized instances together) is one job per tool. The large tests
 # divide their sample counts by HISTD_GPU_TEST_SCALE (tests/kernels/gpu_test_util.h): memcheck
 # runs them at 1/4, synccheck at 1/16, racecheck and initcheck at 1/64, which keeps every path
-# each test names; racecheck also sweeps the lean option sets (HISTD_GPU_TEST_SWEEP=lean,
-# tests/kernels/histogram/histogram_test_util.h). Tests named *Big* (2^31 elements: 64-bit
+# each test names; racecheck also runs the lean sweeps (HISTD_GPU_TEST_SWEEP=lean,
+# tests/kernels/gpu_test_util.h: no case beyond 2^19 elements, fewer option sets). Tests named *Big* (2^31 elements: 64-bit
 # offsets) run under memcheck only.
 # Environment:
 #   HISTD_SANITIZER_TOOLS    tools, in queue order (default: racecheck memcheck synccheck)
@@ -36,7 +36,7 @@ shift
 binaries=("$@")
 read -r -a tools <<<"${HISTD_SANITIZER_TOOLS:-racecheck memcheck synccheck}"
 filter=${HISTD_SANITIZER_FILTER:-'*Cuda*:*cuda*'}
-alone=${HISTD_SANITIZER_ALONE:-'^(CudaHistogram|CudaRoulo|CudaDeferred|CudaMatmul|Engines/IngestTest)'}
+alone=${HISTD_SANITIZER_ALONE:-'^(CudaHistogram|CudaRoulo|CudaDeferred|CudaMatmul|CudaTranspose|CudaProjection|CudaReduceTyped|CudaScanTyped|CudaChainedScan|Engines/IngestTest)'}
 done_file=${HISTD_SANITIZER_DONE:-/dev/null}
 workers=${HISTD_SANITIZER_WORKERS:-2}
 seconds=${HISTD_SANITIZER_SECONDS:-3600}

@@ -294,8 +294,7 @@ inline std::vector<std::pair<std::string, cuda::HistogramVariantOptions>> ExactO
   v.push_back({"last_config_window77_tile1024_guess", cl});
   // $HISTD_GPU_TEST_SWEEP=lean (compute-sanitizer's racecheck: tests/kernels/run_compute_sanitizer.sh):
   // every kernel once and each deferral and bucketing path, about half the sets.
-  const char* sweep = std::getenv("HISTD_GPU_TEST_SWEEP");
-  if (sweep != nullptr && std::string(sweep) == "lean") {
+  if (LeanSweep()) {
     std::vector<std::pair<std::string, cuda::HistogramVariantOptions>> lean;
     for (auto& o : v) {
       const std::string& n = o.first;

@@ -8,7 +8,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
-#include <cstring>
+
+#include "tests/lean_sweep.h"
 
 namespace histd::testing {
 
@@ -29,20 +30,9 @@ inline size_t Scaled(size_t n, size_t at_least = 1) {
   return std::max(std::min(n, at_least), n / GpuTestScale());
 }
 
-// $HISTD_GPU_TEST_SWEEP=lean (compute-sanitizer's racecheck: tests/kernels/run_compute_sanitizer.sh):
-// the tests keep every kernel, option set, edge case and alignment they name but leave out
-// the cases that only repeat a path at a larger size (LeanSkips) and sweep fewer option sets
-// where a test says so: under racecheck the full sweeps take hours.
-inline bool LeanSweep() {
-  static const bool lean = [] {
-    const char* env = std::getenv("HISTD_GPU_TEST_SWEEP");
-    return env != nullptr && std::strcmp(env, "lean") == 0;
-  }();
-  return lean;
-}
-// The largest case (elements, or multiply-adds for a matmul) a lean sweep runs. 2^19 keeps
-// every shape class of the lists (1 x N, N x 1, 3 x 100003, tiles +- 1) at some instance;
-// larger instances take the same kernels and block-level code.
+// The largest case (elements, or multiply-adds for a matmul) a lean sweep (LeanSweep) runs.
+// 2^19 keeps every shape class of the lists (1 x N, N x 1, 3 x 100003, tiles +- 1) at some
+// instance; larger instances take the same kernels and block-level code.
 constexpr uint64_t kLeanMaxElements = uint64_t{1} << 19;
 inline bool LeanSkips(uint64_t elements, uint64_t limit = kLeanMaxElements) {
   return LeanSweep() && elements > limit;

@@ -220,7 +220,8 @@ TEST(CudaMatmul, LargeOddShapesAndLeadingDims) {
 TEST(CudaMatmul, DeterministicBits) {
   HISTD_REQUIRE_GPU();
   // Same inputs, same path: the same bits, for the split-k paths too.
-  const int64_t m = testing::LeanSweep() ? 65 : 257, n = testing::LeanSweep() ? 67 : 263, k = testing::LeanSweep() ? 513 : 2049;
+  const bool lean = testing::LeanSweep();
+  const int64_t m = lean ? 65 : 257, n = lean ? 67 : 263, k = lean ? 513 : 2049;
   std::vector<float> a(m * k), b(k * n);
   std::mt19937 rng(3);
   std::uniform_real_distribution<float> dist(-1, 1);

@@ -8,7 +8,6 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <cstring>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -28,6 +27,7 @@
 #include "server/core/ingest_pipeline.h"
 #include "tests/server/core/deferred_done_engine.h"
 #include "tests/server/core/forwarding_engine.h"
+#include "tests/server/core/pipeline_messages.h"
 
 namespace histd::server {
 namespace {
@@ -82,37 +82,9 @@ class BlockingEngine final : public testing::ForwardingEngine {
   }
 };
 
-std::shared_ptr<HistogramEntry> MustCreate(HistogramStore& store, const std::string& name,
-                                           HistogramShape shape) {
-  HistogramSpec spec;
-  spec.name = name;
-  spec.shape = shape;
-  absl::StatusOr<std::shared_ptr<HistogramEntry>> entry = store.Create(spec);
-  EXPECT_TRUE(entry.ok()) << entry.status();
-  return entry.ok() ? *entry : nullptr;
-}
-
-// A message of bin indices into `histogram`.
-IngestPipeline::Message Indices(std::shared_ptr<HistogramEntry> histogram,
-                                const std::vector<uint32_t>& indices) {
-  std::string bytes(indices.size() * 4, '\0');
-  std::memcpy(bytes.data(), indices.data(), bytes.size());
-  IngestPipeline::Message message;
-  message.histogram = std::move(histogram);
-  message.kind = SampleKind::kBinIndex;
-  message.samples = SamplePayload(std::move(bytes));
-  return message;
-}
-
-// A message's acknowledgement, once.
-struct Ack {
-  absl::Notification done;
-  absl::Status status = absl::UnknownError("never acknowledged");
-  void Set(absl::Status s) {
-    status = std::move(s);
-    done.Notify();
-  }
-};
+using testing::Ack;
+using testing::Indices;
+using testing::MustCreate;
 
 TEST(IngestPipelineConcurrencyTest, ABatchBlockedInApplyHoldsUpNoOtherBatch) {
   GatedEngine engine;

@@ -3,7 +3,6 @@
 // or as soon as a batch of that device completes, whichever is first. The engine below lands
 // bins at once and holds each batch's completion until the test releases it, as a device
 // whose batch slots are busy. Runs without a GPU (the CPU engine underneath).
-#include <cstring>
 #include <deque>
 #include <functional>
 #include <memory>
@@ -20,6 +19,7 @@
 #include "server/core/histogram_store.h"
 #include "server/core/ingest_pipeline.h"
 #include "tests/server/core/forwarding_engine.h"
+#include "tests/server/core/pipeline_messages.h"
 
 // A namespace of its own: the service tests build as one unity translation unit.
 namespace histd::server::eager_flush_test {
@@ -68,31 +68,14 @@ class HeldDoneEngine final : public testing::ForwardingEngine {
   std::deque<std::function<void()>> held_ ABSL_GUARDED_BY(mu_);
 };
 
-IngestPipeline::Message Indices(std::shared_ptr<HistogramEntry> histogram,
-                                const std::vector<uint32_t>& indices) {
-  std::string bytes(indices.size() * 4, '\0');
-  std::memcpy(bytes.data(), indices.data(), bytes.size());
-  IngestPipeline::Message message;
-  message.histogram = std::move(histogram);
-  message.kind = SampleKind::kBinIndex;
-  message.samples = SamplePayload(std::move(bytes));
-  return message;
-}
-
-struct Ack {
-  absl::Notification done;
-  absl::Status status = absl::UnknownError("never acknowledged");
-};
+using testing::Ack;
+using testing::Indices;
 
 class EagerFlushTest : public ::testing::Test {
  protected:
   void Start(absl::Duration flush_deadline) {
-    HistogramSpec spec;
-    spec.name = "h";
-    spec.shape = HistogramShape{4, 8, 255};
-    absl::StatusOr<std::shared_ptr<HistogramEntry>> entry = store_.Create(spec);
-    ASSERT_TRUE(entry.ok()) << entry.status();
-    histogram_ = *entry;
+    histogram_ = testing::MustCreate(store_, "h", HistogramShape{4, 8, 255});
+    ASSERT_NE(histogram_, nullptr);
     Options::Pipeline options;
     options.staging_buffers = 4;
     options.staging_buffer_bytes = 4096;
@@ -107,10 +90,7 @@ class EagerFlushTest : public ::testing::Test {
 
   void Submit(uint32_t bin, Ack* ack) {
     pipeline_->Submit(Indices(histogram_, {bin}), [] {},
-                      [ack](absl::Status s, uint64_t) {
-                        ack->status = std::move(s);
-                        ack->done.Notify();
-                      });
+                      [ack](absl::Status s, uint64_t) { ack->Set(std::move(s)); });
   }
 
   void TearDown() override {

@@ -91,8 +91,8 @@ ABSL_FLAG(int, max_unsent_acks_per_stream, kDefaults.limits.max_unsent_acks_per_
           "acknowledgements an ingest stream may hold unsent (its client not reading them) "
           "before the daemon pauses reading that stream");
 ABSL_FLAG(int, staging_buffers, kDefaults.pipeline.staging_buffers,
-          "staging buffers (pinned host memory on the CUDA engine); default 2 per CPU this process "
-          "may use, at least 16");
+          "staging buffers (pinned host memory on the CUDA engine), divided among the GPUs (at "
+          "least one each); default 2 per CPU this process may use, at least 16");
 ABSL_FLAG(uint64_t, staging_buffer_bytes, kDefaults.pipeline.staging_buffer_bytes,
           "bytes per staging buffer");
 ABSL_FLAG(absl::Duration, flush_deadline, kDefaults.pipeline.flush_deadline,

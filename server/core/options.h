@@ -105,9 +105,11 @@ struct Options {
     // staging_buffers * staging_buffer_bytes plus the read-ahead of each open stream (below).
     // A buffer is in flight from its first message until its batch is applied, whatever it
     // holds, so the count bounds the batches in the pipeline; under many producers a batch
-    // holds only 2-3 messages (eager flush). When none is free, messages park in one queue
-    // that the stager threads take from as buffers come free. Default: 2 per CPU this
-    // process may use (AvailableCpus), at least 16.
+    // holds only 2-3 messages (eager flush). With several GPUs the buffers are divided among
+    // them (at least one each), each GPU's pipeline staging into its own. When none of a
+    // GPU's is free, its messages park in its queue, which the stager threads take from as
+    // its buffers come free. Default: 2 per CPU this process may use (AvailableCpus), at
+    // least 16.
     int staging_buffers = DefaultStagingBuffers();
     size_t staging_buffer_bytes = size_t{8} << 20;
     // A partly filled staging buffer is applied at the latest this long after its first message

@@ -3,7 +3,8 @@
 // slot, holds up no other batch), parked messages are staged as buffers come free, and with
 // every combination of flush and stager threads each message is staged and acknowledged
 // exactly once, with exact bins; over several devices each batch goes to one device, and a
-// device whose flush threads are all blocked in Apply holds up no other device's batches.
+// device whose flush threads are all blocked in Apply, or whose messages wait for its
+// buffers, holds up no other device's batches or messages.
 // Runs without a GPU (the CPU engine underneath).
 #include <atomic>
 #include <chrono>
@@ -272,6 +273,99 @@ TEST(IngestPipelineConcurrencyTest, OnTwoDevicesABlockedDeviceHoldsUpNoBatchOfTh
   EXPECT_EQ(a->counters().samples_applied, 3u);
   EXPECT_EQ(b->counters().samples_applied, 2u);
   EXPECT_EQ(c->counters().samples_applied, 1u);
+}
+
+// Two devices, one staging buffer each (staging_buffers divides among them): while device 0's
+// buffer is blocked in Apply and a later message of device 0 waits for it, a message of
+// device 1 is staged, applied and acknowledged; the parked message of device 0 holds up
+// nothing of device 1.
+TEST(IngestPipelineConcurrencyTest, OnTwoDevicesAMessageParkedForOneDeviceHoldsUpNoneOfTheOther) {
+  std::vector<std::unique_ptr<Engine>> members;
+  members.push_back(std::make_unique<BlockingEngine>());
+  members.push_back(std::make_unique<CountingEngine>());
+  BlockingEngine* device0 = static_cast<BlockingEngine*>(members[0].get());
+  absl::StatusOr<std::unique_ptr<Engine>> engine = MakeMultiEngine(std::move(members));
+  ASSERT_TRUE(engine.ok()) << engine.status();
+  HistogramStore store(**engine, 4, uint64_t{1} << 20);
+  const HistogramShape shape{4, 8, 255};
+  std::shared_ptr<HistogramEntry> a = MustCreate(store, "a", shape);
+  std::shared_ptr<HistogramEntry> b = MustCreate(store, "b", shape);
+  std::shared_ptr<HistogramEntry> c = MustCreate(store, "c", shape);
+  ASSERT_TRUE(a && b && c);
+  ASSERT_EQ(MemberOf(a->storage()), 0);
+  ASSERT_EQ(MemberOf(b->storage()), 1);
+  ASSERT_EQ(MemberOf(c->storage()), 0);
+  Options::Pipeline options;
+  options.staging_buffers = 2;
+  options.staging_buffer_bytes = 4096;
+  options.flush_threads = 2;
+  options.stager_threads = 2;
+  absl::StatusOr<std::unique_ptr<IngestPipeline>> pipeline =
+      IngestPipeline::Create(**engine, options);
+  ASSERT_TRUE(pipeline.ok()) << pipeline.status();
+  EXPECT_EQ((*pipeline)->stats().staging_buffers, 2u);
+
+  Ack ack_a, ack_b, ack_c;
+  std::atomic<bool> staged_b{false}, staged_c{false};
+  (*pipeline)->Submit(Indices(a, {1, 2, 3}), [] {},
+                      [&](absl::Status s, uint64_t) { ack_a.Set(s); });
+  WaitUntilAtLeast(device0->entered, 1, absl::Now() + absl::Seconds(10));
+  ASSERT_EQ(device0->entered.load(), 1) << "device 0's batch did not reach Apply";
+  // Device 0's only buffer is in flight: c waits for it.
+  (*pipeline)->Submit(Indices(c, {4}), [&] { staged_c = true; },
+                      [&](absl::Status s, uint64_t) { ack_c.Set(s); });
+  EXPECT_FALSE(staged_c.load()) << "a message was staged with no buffer of its device free";
+  EXPECT_EQ((*pipeline)->stats().queued_messages, 1u);
+  (*pipeline)->Submit(Indices(b, {5, 6}), [&] { staged_b = true; },
+                      [&](absl::Status s, uint64_t) { ack_b.Set(s); });
+  EXPECT_TRUE(ack_b.done.WaitForNotificationWithTimeout(absl::Seconds(10)))
+      << "device 1's message waited behind a message parked for device 0";
+  EXPECT_TRUE(ack_b.status.ok()) << ack_b.status;
+  EXPECT_TRUE(staged_b.load());
+  EXPECT_FALSE(ack_a.done.HasBeenNotified());
+  EXPECT_FALSE(ack_c.done.HasBeenNotified());
+  device0->open.Notify();
+  ASSERT_TRUE(ack_a.done.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  ASSERT_TRUE(ack_c.done.WaitForNotificationWithTimeout(absl::Seconds(10)));
+  EXPECT_TRUE(ack_a.status.ok()) << ack_a.status;
+  EXPECT_TRUE(ack_c.status.ok()) << ack_c.status;
+  EXPECT_TRUE(staged_c.load());
+  (*pipeline)->Shutdown();
+  const IngestStats stats = (*pipeline)->stats();
+  EXPECT_EQ(stats.messages, 3u);
+  EXPECT_EQ(stats.samples, 6u);
+  EXPECT_EQ(stats.parked_messages, 1u);
+  EXPECT_EQ(stats.unacknowledged_messages, 0u);
+  EXPECT_EQ(a->counters().samples_applied, 3u);
+  EXPECT_EQ(b->counters().samples_applied, 2u);
+  EXPECT_EQ(c->counters().samples_applied, 1u);
+  // Submits after Shutdown, to either device, are refused.
+  Ack late_a, late_b;
+  (*pipeline)->Submit(Indices(a, {1}), [] {}, [&](absl::Status s, uint64_t) { late_a.Set(s); });
+  (*pipeline)->Submit(Indices(b, {1}), [] {}, [&](absl::Status s, uint64_t) { late_b.Set(s); });
+  EXPECT_EQ(late_a.status.code(), absl::StatusCode::kUnavailable) << late_a.status;
+  EXPECT_EQ(late_b.status.code(), absl::StatusCode::kUnavailable) << late_b.status;
+}
+
+// Each device stages into buffers of its own: fewer staging buffers than devices is refused.
+TEST(IngestPipelineConcurrencyTest, FewerStagingBuffersThanDevicesIsInvalid) {
+  std::vector<std::unique_ptr<Engine>> members;
+  members.push_back(std::make_unique<CountingEngine>());
+  members.push_back(std::make_unique<CountingEngine>());
+  absl::StatusOr<std::unique_ptr<Engine>> engine = MakeMultiEngine(std::move(members));
+  ASSERT_TRUE(engine.ok()) << engine.status();
+  Options::Pipeline options;
+  options.staging_buffers = 1;
+  options.staging_buffer_bytes = 4096;
+  absl::StatusOr<std::unique_ptr<IngestPipeline>> pipeline =
+      IngestPipeline::Create(**engine, options);
+  EXPECT_EQ(pipeline.status().code(), absl::StatusCode::kInvalidArgument) << pipeline.status();
+  EXPECT_NE(pipeline.status().message().find("staging_buffers"), std::string::npos)
+      << pipeline.status();
+  options.staging_buffers = 5;  // 3 + 2
+  pipeline = IngestPipeline::Create(**engine, options);
+  ASSERT_TRUE(pipeline.ok()) << pipeline.status();
+  EXPECT_EQ((*pipeline)->stats().staging_buffers, 5u);
 }
 
 struct Threads {

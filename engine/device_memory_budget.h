@@ -1,6 +1,6 @@
-// The device memory budget as an engine sees it: the bytes a call allocates on a device
-// beyond the histograms (inputs copied to the device, results, workspaces, read scratch)
-// are reserved against it before they are allocated, and returned when freed.
+// One device's memory budget as an engine sees it: a histogram's bins, and the bytes a call
+// allocates on the device (inputs copied to it, results, workspaces, read scratch), are
+// reserved against it before they are allocated, and returned when freed.
 //
 //   absl::StatusOr<DeviceMemoryHold> hold =
 //       DeviceMemoryHold::Take(budget, bytes, "reduce of a 4096 x 4096 array");
@@ -8,9 +8,9 @@
 //   ... allocate, run, free ...
 //   // the bytes are returned when `hold` is destroyed
 //
-// The daemon's budget (server/core/memory_budget.h, --max_device_memory_bytes) implements
-// it and is handed to the engine with Engine::SetDeviceMemoryBudget; without one (null)
-// nothing is reserved. Histograms themselves are charged by the store, not here.
+// The daemon's budgets (server/core/memory_budget.h, --max_device_memory_bytes), one per
+// device, implement it and are handed to the engine with Engine::SetDeviceMemoryBudgets;
+// without one (null) nothing is reserved.
 // Thread safety: implementations are thread-safe; a hold is moved, not shared, and must not
 // outlive its budget.
 #pragma once
@@ -32,6 +32,8 @@ class DeviceMemoryBudget {
   virtual absl::Status Reserve(uint64_t bytes, std::string_view what) = 0;
   // Returns bytes reserved before.
   virtual void Unreserve(uint64_t bytes) = 0;
+  // Bytes that a Reserve could take now (a hint: others may reserve meanwhile).
+  virtual uint64_t available() const = 0;
 };
 
 // Bytes reserved against a budget until destroyed. Move-only.

@@ -149,14 +149,16 @@ class Engine {
   virtual std::string device() const = 0;
   virtual EngineStats stats() const { return {}; }
   // Bytes of memory of each device that holds histograms; empty when histograms live in
-  // host memory (the CPU engine). The server sizes its device budget from it.
+  // host memory (the CPU engine). The server sizes one device budget per entry from it.
   virtual std::vector<uint64_t> device_memory_bytes() const { return {}; }
-  // The budget that the device memory of compute calls and reads (inputs copied to the
-  // device, results, workspaces, scratch) is reserved against before it is allocated: a call
-  // that does not fit is RESOURCE_EXHAUSTED naming the budget. Null (the default): nothing is
-  // reserved. Set once, before the engine serves; the budget outlives the engine. Engines
-  // without device memory ignore it.
-  virtual void SetDeviceMemoryBudget(DeviceMemoryBudget* /*budget*/) {}
+  // The budgets, one per device_memory_bytes() entry in its order, that each device's
+  // memory is reserved against before it is allocated: a histogram's bins
+  // (HistogramShape::storage_bytes()) at CreateHistogram, and the device memory of compute
+  // calls and reads (inputs copied to the device, results, workspaces, scratch). What does
+  // not fit is RESOURCE_EXHAUSTED naming the budget. None (the default): nothing is
+  // reserved. Set once, before the engine serves; the budgets outlive the engine. Engines
+  // without device memory ignore them.
+  virtual void SetDeviceMemoryBudgets(std::vector<DeviceMemoryBudget*> /*budgets*/) {}
 
   // ---- histograms ----
   // Zeroed bins. RESOURCE_EXHAUSTED when memory runs out.

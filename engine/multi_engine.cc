@@ -66,8 +66,11 @@ class MultiEngine final : public Engine {
     for (const auto& m : members_) devices.push_back(m->device());
     return absl::StrJoin(devices, ",");
   }
-  void SetDeviceMemoryBudget(DeviceMemoryBudget* budget) override {
-    for (const auto& m : members_) m->SetDeviceMemoryBudget(budget);
+  // One budget per member (each member is one device), in member order.
+  void SetDeviceMemoryBudgets(std::vector<DeviceMemoryBudget*> budgets) override {
+    budgets.resize(members_.size(), nullptr);
+    budgets_ = budgets;
+    for (size_t i = 0; i < members_.size(); ++i) members_[i]->SetDeviceMemoryBudgets({budgets[i]});
   }
   std::vector<uint64_t> device_memory_bytes() const override {
     std::vector<uint64_t> bytes;
@@ -93,12 +96,19 @@ class MultiEngine final : public Engine {
 
   absl::StatusOr<std::unique_ptr<HistogramStorage>> CreateHistogram(
       const HistogramShape& shape) override {
-    int member;
+    int member = -1;
     {
       absl::MutexLock lock(&mu_);
-      member = 0;
-      for (size_t i = 1; i < members_.size(); ++i)
-        if (bytes_[i] < bytes_[member]) member = static_cast<int>(i);
+      // The member with the fewest bytes among those whose budget has room for the bins;
+      // when none has, the one with the fewest bytes, whose budget then refuses.
+      int fewest = 0;
+      for (int i = 0; i < static_cast<int>(members_.size()); ++i) {
+        if (bytes_[i] < bytes_[fewest]) fewest = i;
+        const bool room = budgets_.empty() || budgets_[i] == nullptr ||
+                          budgets_[i]->available() >= shape.storage_bytes();
+        if (room && (member < 0 || bytes_[i] < bytes_[member])) member = i;
+      }
+      if (member < 0) member = fewest;
       bytes_[member] += shape.bins();  // reserve, so concurrent creates spread out
     }
     auto inner = members_[member]->CreateHistogram(shape);
@@ -259,6 +269,7 @@ class MultiEngine final : public Engine {
   }
 
   std::vector<std::unique_ptr<Engine>> members_;
+  std::vector<DeviceMemoryBudget*> budgets_;  // one per member, or empty; set before serving
   absl::Mutex mu_;
   std::vector<uint64_t> bytes_ ABSL_GUARDED_BY(mu_);
 };

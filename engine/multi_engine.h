@@ -1,5 +1,6 @@
 // An engine over several engines (one per GPU): histograms are placed on the member with the
-// fewest bytes in use, and every operation on a histogram goes to the member that holds it.
+// fewest bytes in use among those whose device budget has room for them, and every operation
+// on a histogram goes to the member that holds it.
 // Apply splits a batch by member, submits each part to its member's own pipeline, and calls
 // `done` once, after every part is done, with results in the original item order.
 //

@@ -21,6 +21,10 @@ struct HistogramShape {
   uint8_t cap = 255;  // 1..255
 
   uint64_t bins() const { return uint64_t{rows} * cols; }
+  // Bytes an engine allocates for the bins: whole 16-byte chunks (the padding contract,
+  // engine/cuda/cuda_histogram.h); what the memory budgets charge for a histogram. No
+  // overflow: bins() <= (2^32 - 1)^2.
+  uint64_t storage_bytes() const { return (bins() + 15) / 16 * 16; }
 };
 
 // [lo, hi) divided evenly into bins; a coordinate's bin is exact (model/axis_binning.h:

@@ -59,7 +59,9 @@ class CudaEngine final : public Engine {
   std::string name() const override { return name_; }
   std::string device() const override { return absl::StrCat("cuda:", device_); }
   std::vector<uint64_t> device_memory_bytes() const override { return {memory_bytes_}; }
-  void SetDeviceMemoryBudget(DeviceMemoryBudget* budget) override { device_budget_ = budget; }
+  void SetDeviceMemoryBudgets(std::vector<DeviceMemoryBudget*> budgets) override {
+    device_budget_ = budgets.empty() ? nullptr : budgets.front();
+  }
   EngineStats stats() const override { return pipeline_->stats(); }
 
   absl::StatusOr<std::unique_ptr<HistogramStorage>> CreateHistogram(
@@ -68,12 +70,16 @@ class CudaEngine final : public Engine {
     HISTD_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));
     // Whole 16-byte chunks, padding zeroed (the padding contract, cuda_histogram.h).
     const uint64_t bytes = cuda::PaddedBinBytes(shape.bins());
+    absl::StatusOr<DeviceMemoryHold> hold = DeviceMemoryHold::Take(
+        device_budget_, bytes,
+        absl::StrCat("a histogram of ", shape.rows, " x ", shape.cols, " bins"));
+    if (!hold.ok()) return hold.status();
     auto bins = DeviceBuffer::Allocate(bytes);
     if (!bins.ok()) return bins.status();
     HISTD_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(bins->get(), 0, bytes, Stream()));
     HISTD_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(Stream()));
     return std::unique_ptr<HistogramStorage>(
-        new CudaHistogram(shape, std::move(*bins), device_));
+        new CudaHistogram(shape, std::move(*bins), device_, *std::move(hold)));
   }
 
   absl::Status Reset(HistogramStorage& histogram) override {
@@ -236,8 +242,8 @@ class CudaEngine final : public Engine {
   const int device_;
   const std::string name_;
   const uint64_t memory_bytes_;  // the device's global memory
-  // Compute calls and reads reserve their device memory here first (null: not reserved).
-  // Histograms are charged by the store; Summarize's 16 bytes of counters and a snapshot
+  // Histograms, compute calls and reads reserve their device memory here first (null: not
+  // reserved). Summarize's 16 bytes of counters and a snapshot
   // restore's one-histogram copy (MergeFromHost) are not reserved: the first is below any
   // budget's margin, and the second would refuse a snapshot the budget's histograms fill.
   DeviceMemoryBudget* device_budget_ = nullptr;

@@ -29,15 +29,17 @@ constexpr uint64_t PaddedBinBytes(uint64_t bins) {
 
 class CudaHistogram final : public HistogramStorage {
  public:
-  // bins: PaddedBinBytes(shape.bins()) bytes, zeroed.
-  CudaHistogram(HistogramShape shape, DeviceBuffer bins, int device)
-      : HistogramStorage(shape), bins_(std::move(bins)), device_(device) {}
+  // bins: PaddedBinBytes(shape.bins()) bytes, zeroed; `hold`: their bytes held against the
+  // device's budget for the histogram's life (empty without a budget).
+  CudaHistogram(HistogramShape shape, DeviceBuffer bins, int device, DeviceMemoryHold hold = {})
+      : HistogramStorage(shape), hold_(std::move(hold)), bins_(std::move(bins)), device_(device) {}
   // The padded allocation (what the device holds for the bins).
   uint64_t bytes_used() const override { return bins_.bytes(); }
   uint8_t* bins() const { return bins_.as<uint8_t>(); }
   int device() const { return device_; }
 
  private:
+  DeviceMemoryHold hold_;  // declared first: returned to the budget after bins_ is freed
   DeviceBuffer bins_;
   int device_;
 };

@@ -127,10 +127,10 @@ response->set_memory_budget_bytes(ctx.host_budget->limit());
 response->set_memory_used_bytes(ctx.host_budget->used());
 response->set_memory_peak_bytes(ctx.host_budget->peak());
 response->set_memory_refusals(ctx.host_budget->refusals());
-if (ctx.device_budget != nullptr) {
-  response->set_device_memory_budget_bytes(ctx.device_budget->limit());
-  response->set_device_memory_used_bytes(ctx.device_budget->used());
-  response->set_device_memory_refusals(ctx.device_budget->refusals());
+if (ctx.device_budgets != nullptr) {  // sums over the devices
+  response->set_device_memory_budget_bytes(ctx.device_budgets->limit());
+  response->set_device_memory_used_bytes(ctx.device_budgets->used());
+  response->set_device_memory_refusals(ctx.device_budgets->refusals());
 }
 response->set_active_queries(ctx.queries.active());
 response->set_query_refusals(ctx.queries.refusals());

@@ -148,19 +148,21 @@ void DaemonMetrics::Attach(const DaemonMetricSources& s) {
                });
 
   const FamilyInfo budget{"histd_memory_budget_bytes",
-                          "Memory budgets (--max_memory_bytes, --max_device_memory_bytes): the "
-                          "limit, the bytes charged now and the most ever charged.",
+                          "Memory budgets (--max_memory_bytes, --max_device_memory_bytes per "
+                          "device): the limit, the bytes charged now and the most ever charged "
+                          "(device: sums over the devices).",
                           Type::kGauge};
-  for (const auto& [kind, b] : {std::pair<const char*, const MemoryBudget*>{"host", s.host_budget},
-                                {"device", s.device_budget}}) {
-    if (b == nullptr) continue;
+  const auto add_budget = [&](const char* kind, const auto* b) {
+    if (b == nullptr) return;
     r.AddGaugeFn(budget, {{"kind", kind}, {"state", "limit"}},
-                 [b = b] { return static_cast<double>(b->limit()); });
+                 [b] { return static_cast<double>(b->limit()); });
     r.AddGaugeFn(budget, {{"kind", kind}, {"state", "used"}},
-                 [b = b] { return static_cast<double>(b->used()); });
+                 [b] { return static_cast<double>(b->used()); });
     r.AddGaugeFn(budget, {{"kind", kind}, {"state", "peak"}},
-                 [b = b] { return static_cast<double>(b->peak()); });
-  }
+                 [b] { return static_cast<double>(b->peak()); });
+  };
+  add_budget("host", s.host_budget);
+  add_budget("device", s.device_budgets);
 
   const HistogramStore* store = s.store;
   r.AddCollector({"histd_device_memory_used_bytes",

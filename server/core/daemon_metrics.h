@@ -50,7 +50,7 @@ struct DaemonMetricSources {
   const HistogramStore* store = nullptr;
   const IngestPipeline* pipeline = nullptr;
   const MemoryBudget* host_budget = nullptr;
-  const MemoryBudget* device_budget = nullptr;  // null when histograms live in host memory
+  const DeviceMemoryBudgets* device_budgets = nullptr;  // null when histograms live in host memory
   const HostBufferPool* query_buffers = nullptr;
   const std::atomic<uint64_t>* active_streams = nullptr;
   const SnapshotCounters* snapshots = nullptr;

@@ -138,10 +138,6 @@ HistogramStore::HistogramStore(Engine& engine, uint32_t max_histograms,
       max_histograms_(max_histograms),
       max_bins_(max_bins_per_histogram) {}
 
-uint64_t HistogramStore::ChargedBytes(const HistogramShape& shape) {
-  return (shape.bins() + 15) / 16 * 16;  // bins() <= 2^64 - 2^33 + 1: no overflow
-}
-
 absl::Status HistogramStore::ValidateName(absl::string_view name) {
   if (name.empty()) return absl::InvalidArgumentError("histogram name is empty");
   if (name.size() > kMaxNameLength) {
@@ -198,7 +194,7 @@ absl::StatusOr<std::shared_ptr<HistogramEntry>> HistogramStore::Create(const His
   MemoryCharge charge;
   if (budget_ != nullptr) {
     absl::StatusOr<MemoryCharge> charged = budget_->Charge(
-        ChargedBytes(spec.shape),
+        spec.shape.storage_bytes(),
         absl::StrFormat("histogram '%s' (%u x %u bins)", spec.name, spec.shape.rows,
                         spec.shape.cols));
     if (!charged.ok()) return charged.status();
@@ -206,7 +202,12 @@ absl::StatusOr<std::shared_ptr<HistogramEntry>> HistogramStore::Create(const His
   }
   // Allocate outside the lock (device allocation can be slow), then check again.
   absl::StatusOr<std::unique_ptr<HistogramStorage>> storage = engine_.CreateHistogram(spec.shape);
-  if (!storage.ok()) return storage.status();
+  if (!storage.ok()) {
+    const absl::Status& s = storage.status();
+    if (s.code() != absl::StatusCode::kResourceExhausted) return s;
+    return absl::ResourceExhaustedError(
+        absl::StrFormat("cannot create '%s': %s", spec.name, s.message()));
+  }
   auto entry = std::make_shared<HistogramEntry>(spec, *std::move(storage), std::move(charge));
   absl::MutexLock lock(&mu_);
   if (absl::Status s = check_room(); !s.ok()) return s;

@@ -143,14 +143,12 @@ class ApplyOrderLock {
 
 class HistogramStore {
  public:
-  // Histograms' bins are charged to `budget` (host or device memory, where the engine keeps
-  // them) before they are allocated: beyond it Create is RESOURCE_EXHAUSTED. Null: no budget.
+  // Histograms' bins (HistogramShape::storage_bytes()) are charged to `budget` before they
+  // are allocated: beyond it Create is RESOURCE_EXHAUSTED. Null: no budget here (an engine
+  // with devices reserves them against its device's budget itself: Engine::CreateHistogram).
   HistogramStore(Engine& engine, uint32_t max_histograms, uint64_t max_bins_per_histogram,
                  MemoryBudget* budget = nullptr);
 
-  // Bytes charged for a histogram of `shape`: its bins in whole 16-byte chunks, as engines
-  // allocate them.
-  static uint64_t ChargedBytes(const HistogramShape& shape);
 
   absl::StatusOr<std::shared_ptr<HistogramEntry>> Create(const HistogramSpec& spec);
   absl::Status Delete(absl::string_view name);

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <fstream>
+#include <limits>
+#include <memory>
 #include <string>
 #include <utility>
 
@@ -55,6 +57,36 @@ absl::Status MemoryBudget::Reserve(uint64_t bytes, std::string_view what) {
   }
   return absl::OkStatus();
 }
+
+DeviceMemoryBudgets::DeviceMemoryBudgets(const std::vector<std::string>& devices,
+                                         const std::vector<uint64_t>& limits) {
+  for (size_t i = 0; i < limits.size(); ++i) {
+    budgets_.push_back(std::make_unique<MemoryBudget>(
+        absl::StrFormat("%s device memory", i < devices.size() ? devices[i] : "device"),
+        "--max_device_memory_bytes", limits[i]));
+  }
+}
+
+std::vector<DeviceMemoryBudget*> DeviceMemoryBudgets::budgets() const {
+  std::vector<DeviceMemoryBudget*> out;
+  for (const auto& b : budgets_) out.push_back(b.get());
+  return out;
+}
+
+uint64_t DeviceMemoryBudgets::Sum(uint64_t (MemoryBudget::*field)() const) const {
+  uint64_t total = 0;
+  for (const auto& b : budgets_) {
+    const uint64_t v = ((*b).*field)();
+    total = v > std::numeric_limits<uint64_t>::max() - total ? std::numeric_limits<uint64_t>::max()
+                                                             : total + v;
+  }
+  return total;
+}
+
+uint64_t DeviceMemoryBudgets::limit() const { return Sum(&MemoryBudget::limit); }
+uint64_t DeviceMemoryBudgets::used() const { return Sum(&MemoryBudget::used); }
+uint64_t DeviceMemoryBudgets::peak() const { return Sum(&MemoryBudget::peak); }
+uint64_t DeviceMemoryBudgets::refusals() const { return Sum(&MemoryBudget::refusals); }
 
 namespace {
 

@@ -6,22 +6,25 @@
 //   ... allocate and use `bytes` ...
 //   // the charge is returned when `charge` is destroyed (or Release()d)
 //
-// The daemon keeps two (server/grpc/server.cc): host memory (--max_memory_bytes; histograms of
-// the CPU engine, staging buffers, query buffers, compute results) and device memory
-// (--max_device_memory_bytes per device, summed over the devices; histograms of the CUDA
-// engine, and the device memory of its compute calls and reads, which the engine reserves
-// itself through the DeviceMemoryBudget interface: engine/device_memory_budget.h). A refused
-// charge changes nothing: the caller answers RESOURCE_EXHAUSTED and the daemon keeps serving.
+// The daemon keeps (server/grpc/server.cc) one for host memory (--max_memory_bytes; histograms
+// of the CPU engine, staging buffers, query buffers, compute results) and one per device
+// (--max_device_memory_bytes each: DeviceMemoryBudgets; histograms of the CUDA engine and the
+// device memory of its compute calls and reads, which the engine reserves itself through the
+// DeviceMemoryBudget interface: engine/device_memory_budget.h). A refused charge changes
+// nothing: the caller answers RESOURCE_EXHAUSTED and the daemon keeps serving.
 //
 // Thread safety: every method may be called from any thread. A MemoryCharge is moved, not
 // shared, and must not outlive its budget.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "engine/device_memory_budget.h"
@@ -63,6 +66,7 @@ class MemoryBudget final : public DeviceMemoryBudget {
   // The same for an engine's DeviceMemoryHold (the bytes come back through Unreserve).
   absl::Status Reserve(uint64_t bytes, std::string_view what) override;
   void Unreserve(uint64_t bytes) override { Return(bytes); }
+  uint64_t available() const override { return limit_ - std::min(used(), limit_); }
 
   const std::string& name() const { return name_; }
   uint64_t limit() const { return limit_; }
@@ -80,6 +84,28 @@ class MemoryBudget final : public DeviceMemoryBudget {
   std::atomic<uint64_t> used_{0};
   std::atomic<uint64_t> peak_{0};
   std::atomic<uint64_t> refusals_{0};
+};
+
+// One budget per device, named "<device> device memory" (e.g. "cuda:1 device memory"), and
+// their sums, which the stats RPC and /metrics report.
+class DeviceMemoryBudgets {
+ public:
+  // devices[i] names the budget of limits[i] bytes.
+  DeviceMemoryBudgets(const std::vector<std::string>& devices, const std::vector<uint64_t>& limits);
+
+  // For Engine::SetDeviceMemoryBudgets, in device order.
+  std::vector<DeviceMemoryBudget*> budgets() const;
+  size_t size() const { return budgets_.size(); }
+  const MemoryBudget& device(size_t i) const { return *budgets_[i]; }
+  // Sums over the devices (saturating); peak() is the sum of each device's peak.
+  uint64_t limit() const;
+  uint64_t used() const;
+  uint64_t peak() const;
+  uint64_t refusals() const;
+
+ private:
+  uint64_t Sum(uint64_t (MemoryBudget::*field)() const) const;
+  std::vector<std::unique_ptr<MemoryBudget>> budgets_;
 };
 
 // Physical memory of this host, or the cgroup (container) limit when it is lower; 0 when

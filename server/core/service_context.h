@@ -34,11 +34,11 @@ struct ServiceContext {
   IngestPipeline* pipeline = nullptr;
   WorkerPool* workers = nullptr;  // engine calls for unary RPCs and queries run here
   HostBufferPool* query_buffers = nullptr;  // band buffers for queries (engine staging memory)
-  // Host memory charged for what clients ask (never null); device memory held by histograms
-  // and by the engine's compute calls and reads (null when the engine keeps histograms in
-  // host memory).
+  // Host memory charged for what clients ask (never null); each device's memory held by
+  // histograms and by the engine's compute calls and reads (null when the engine keeps
+  // histograms in host memory).
   MemoryBudget* host_budget = nullptr;
-  MemoryBudget* device_budget = nullptr;
+  const DeviceMemoryBudgets* device_budgets = nullptr;
   AccessControl* access = nullptr;  // null: no tokens file, every caller may call everything
   ConcurrencyLimit queries;  // Query streams and Project/Cdf/Quantiles calls running
   SnapshotCounters snapshots;  // outcomes of snapshot writes

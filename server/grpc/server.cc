@@ -21,6 +21,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "absl/time/clock.h"
 #include "engine/engine.h"
 #include "engine/engine_factory.h"
@@ -117,17 +118,14 @@ uint64_t HostBudgetBytes(const Options& o) {
   return host != 0 ? host / 4 * 3 : std::numeric_limits<uint64_t>::max();
 }
 
-// The device budget's limit: per device the option, else nine tenths of its memory.
-uint64_t DeviceBudgetBytes(const Options& o, const std::vector<uint64_t>& devices) {
-  uint64_t total = 0;
+// Each device budget's limit: the option, else nine tenths of the device's memory.
+std::vector<uint64_t> DeviceBudgetBytes(const Options& o, const std::vector<uint64_t>& devices) {
+  std::vector<uint64_t> limits;
   for (uint64_t bytes : devices) {
-    const uint64_t limit =
-        o.limits.max_device_memory_bytes != 0 ? o.limits.max_device_memory_bytes : bytes / 10 * 9;
-    total = limit > std::numeric_limits<uint64_t>::max() - total
-                ? std::numeric_limits<uint64_t>::max()
-                : total + limit;
+    limits.push_back(o.limits.max_device_memory_bytes != 0 ? o.limits.max_device_memory_bytes
+                                                           : bytes / 10 * 9);
   }
-  return total;
+  return limits;
 }
 
 // gRPC's own receive limit. Messages up to twice --max_message_bytes are read, so that an
@@ -206,18 +204,19 @@ absl::StatusOr<std::unique_ptr<HistdServer>> HistdServer::Start(Options options)
                                                         HostBudgetBytes(o));
   const std::vector<uint64_t> devices = server->engine_->device_memory_bytes();
   if (!devices.empty()) {
-    server->device_budget_ = std::make_unique<MemoryBudget>(
-        "device memory", "--max_device_memory_bytes", DeviceBudgetBytes(o, devices));
-    // Compute calls and reads reserve their device memory against it too.
-    server->engine_->SetDeviceMemoryBudget(server->device_budget_.get());
+    const std::vector<std::string> names = absl::StrSplit(server->engine_->device(), ',');
+    server->device_budgets_ =
+        std::make_unique<DeviceMemoryBudgets>(names, DeviceBudgetBytes(o, devices));
+    // The engine reserves histograms, compute calls and reads against their device's budget.
+    server->engine_->SetDeviceMemoryBudgets(server->device_budgets_->budgets());
   }
-  // Without devices the host budget holds the histograms too.
   LogInfo("memory_budgets",
           {{"host_bytes", server->host_budget_->limit()},
-           {"device_bytes", devices.empty() ? uint64_t{0} : server->device_budget_->limit()},
+           {"device_bytes_each",
+            devices.empty() ? uint64_t{0} : server->device_budgets_->device(0).limit()},
            {"devices", devices.size()}});
-  MemoryBudget* histogram_budget =
-      devices.empty() ? server->host_budget_.get() : server->device_budget_.get();
+  // Without devices the store charges histograms to the host budget.
+  MemoryBudget* histogram_budget = devices.empty() ? server->host_budget_.get() : nullptr;
   server->store_ = std::make_unique<HistogramStore>(*server->engine_, o.limits.max_histograms,
                                                     o.limits.max_bins_per_histogram,
                                                     histogram_budget);
@@ -259,7 +258,7 @@ absl::StatusOr<std::unique_ptr<HistdServer>> HistdServer::Start(Options options)
   server->ctx_ = std::make_unique<ServiceContext>(server->options_);
   ServiceContext& ctx = *server->ctx_;
   ctx.host_budget = server->host_budget_.get();
-  ctx.device_budget = server->device_budget_.get();
+  ctx.device_budgets = server->device_budgets_.get();
   ctx.engine = server->engine_.get();
   ctx.store = server->store_.get();
   ctx.pipeline = server->pipeline_.get();
@@ -316,7 +315,7 @@ absl::StatusOr<std::unique_ptr<HistdServer>> HistdServer::Start(Options options)
     sources.store = server->store_.get();
     sources.pipeline = server->pipeline_.get();
     sources.host_budget = server->host_budget_.get();
-    sources.device_budget = server->device_budget_.get();
+    sources.device_budgets = server->device_budgets_.get();
     sources.query_buffers = server->query_buffers_.get();
     sources.active_streams = &ctx.active_streams;
     sources.snapshots = &ctx.snapshots;

@@ -105,7 +105,7 @@ class HistdServer {
   // Destroyed bottom-up: the HTTP endpoint and the gRPC server first, the engine, then the
   // budgets (the histograms hold charges against them), the metrics last.
   std::unique_ptr<MemoryBudget> host_budget_;
-  std::unique_ptr<MemoryBudget> device_budget_;  // null when histograms live in host memory
+  std::unique_ptr<DeviceMemoryBudgets> device_budgets_;  // null when histograms live in host memory
   MemoryCharge fixed_charge_;                    // staging buffers and pooled query bands
   std::unique_ptr<Engine> engine_;
   std::unique_ptr<HistogramStore> store_;

@@ -41,6 +41,35 @@ TEST(MultiEngineTest, PlacesEachHistogramOnTheMemberWithFewestBytes) {
   EXPECT_EQ(MemberOf(*next), 0);
 }
 
+// A device budget with a set number of free bytes (CPU members reserve nothing themselves).
+class RoomOf final : public DeviceMemoryBudget {
+ public:
+  explicit RoomOf(uint64_t bytes) : bytes(bytes) {}
+  absl::Status Reserve(uint64_t, std::string_view) override { return absl::OkStatus(); }
+  void Unreserve(uint64_t) override {}
+  uint64_t available() const override { return bytes; }
+  uint64_t bytes;
+};
+
+TEST(MultiEngineTest, PlacesEachHistogramOnAMemberWhoseBudgetHasRoom) {
+  auto engine = TwoCpuMembers();
+  RoomOf first(0), second(1 << 20);
+  engine->SetDeviceMemoryBudgets({&first, &second});
+  auto a = NewHistogram(*engine, 10, 10);  // member 1: member 0's budget has no room
+  auto b = NewHistogram(*engine, 10, 10);  // member 1 again, though it holds more bytes
+  EXPECT_EQ(MemberOf(*a), 1);
+  EXPECT_EQ(MemberOf(*b), 1);
+  // 10 x 10 bins take 112 bytes (whole 16-byte chunks): they fit only on member 0.
+  first.bytes = 112;
+  second.bytes = 111;
+  auto c = NewHistogram(*engine, 10, 10);
+  EXPECT_EQ(MemberOf(*c), 0);
+  // Room nowhere: the member with the fewest bytes (0: 100 against 200), whose budget refuses.
+  first.bytes = second.bytes = 0;
+  auto d = NewHistogram(*engine, 10, 10);
+  EXPECT_EQ(MemberOf(*d), 0);
+}
+
 TEST(MultiEngineTest, SplitsOneBatchAcrossMembersExactly) {
   HISTD_SEEDED_RNG(rng);
   auto engine = TwoCpuMembers();

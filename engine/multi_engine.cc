@@ -157,6 +157,12 @@ class MultiEngine final : public Engine {
 
   void Apply(const StagingBuffer& staging, std::vector<IngestItem> items,
              ApplyDone done) override {
+    // A malformed item fails the whole batch before any member applies its part (and before
+    // a null histogram is unwrapped).
+    if (absl::Status s = CheckIngestItems(staging, items); !s.ok()) {
+      done(std::move(s), std::vector<IngestItemResult>(items.size()));
+      return;
+    }
     std::vector<std::vector<IngestItem>> parts(members_.size());
     std::vector<std::vector<size_t>> positions(members_.size());
     for (size_t i = 0; i < items.size(); ++i) {

@@ -70,6 +70,35 @@ TEST(MultiEngineTest, PlacesEachHistogramOnAMemberWhoseBudgetHasRoom) {
   EXPECT_EQ(MemberOf(*d), 0);
 }
 
+// A malformed item on one member fails the whole batch: the other member's good item is not
+// applied either, and a null histogram is an error, not a crash.
+TEST(MultiEngineTest, ABadItemOnOneMemberFailsTheWholeBatch) {
+  auto engine = TwoCpuMembers();
+  auto on_first = NewHistogram(*engine, 4, 4);
+  auto on_second = NewHistogram(*engine, 4, 4);
+  ASSERT_NE(MemberOf(*on_first), MemberOf(*on_second));
+  std::vector<uint32_t> indices(16, 5);
+  auto staging = testing::Stage(*engine, indices.data(), indices.size() * 4);
+  IngestItem good;
+  good.histogram = on_first.get();
+  good.count = 4;
+  IngestItem past_end = good;  // on the other member: 4 samples at byte 56 end past 64
+  past_end.histogram = on_second.get();
+  past_end.byte_offset = 56;
+  IngestItem no_histogram = good;
+  no_histogram.histogram = nullptr;
+  for (const IngestItem& bad : {past_end, no_histogram}) {
+    auto outcome = ApplyAndWait(*engine, *staging, {good, bad});
+    EXPECT_EQ(outcome.status.code(), absl::StatusCode::kInvalidArgument) << outcome.status;
+    EXPECT_NE(std::string(outcome.status.message()).find("item 1"), std::string::npos)
+        << outcome.status;
+    EXPECT_EQ(outcome.done_calls, 1);
+    EXPECT_EQ(outcome.results.size(), 2u);
+  }
+  EXPECT_EQ(ReadAll(*engine, *on_first), std::vector<uint8_t>(16, 0));
+  EXPECT_EQ(ReadAll(*engine, *on_second), std::vector<uint8_t>(16, 0));
+}
+
 TEST(MultiEngineTest, SplitsOneBatchAcrossMembersExactly) {
   HISTD_SEEDED_RNG(rng);
   auto engine = TwoCpuMembers();

@@ -223,30 +223,47 @@ TEST(IngestPipelineConcurrencyTest, OnTwoDevicesEachBatchGoesToOneDevice) {
   }
 }
 
-// Two devices, each with flush_threads threads: however many batches wait in Apply on one
-// device (all of its flush threads), the other device's batches are applied meanwhile.
-TEST(IngestPipelineConcurrencyTest, OnTwoDevicesABlockedDeviceHoldsUpNoBatchOfTheOther) {
+// Two devices: device 0 blocks in Apply until its gate opens, device 1 applies at once;
+// histograms a and c are on device 0, b on device 1.
+struct TwoDevices {
+  BlockingEngine* device0 = nullptr;
+  std::unique_ptr<Engine> engine;
+  std::unique_ptr<HistogramStore> store;
+  std::shared_ptr<HistogramEntry> a, b, c;
+};
+
+void MakeTwoDevices(TwoDevices& d) {
   std::vector<std::unique_ptr<Engine>> members;
   members.push_back(std::make_unique<BlockingEngine>());
   members.push_back(std::make_unique<CountingEngine>());
-  BlockingEngine* device0 = static_cast<BlockingEngine*>(members[0].get());
+  d.device0 = static_cast<BlockingEngine*>(members[0].get());
   absl::StatusOr<std::unique_ptr<Engine>> engine = MakeMultiEngine(std::move(members));
   ASSERT_TRUE(engine.ok()) << engine.status();
-  HistogramStore store(**engine, 4, uint64_t{1} << 20);
+  d.engine = *std::move(engine);
+  d.store = std::make_unique<HistogramStore>(*d.engine, 4, uint64_t{1} << 20);
   const HistogramShape shape{4, 8, 255};
-  std::shared_ptr<HistogramEntry> a = MustCreate(store, "a", shape);
-  std::shared_ptr<HistogramEntry> b = MustCreate(store, "b", shape);
-  std::shared_ptr<HistogramEntry> c = MustCreate(store, "c", shape);
-  ASSERT_TRUE(a && b && c);
-  ASSERT_EQ(MemberOf(a->storage()), 0);
-  ASSERT_EQ(MemberOf(b->storage()), 1);
-  ASSERT_EQ(MemberOf(c->storage()), 0);
+  d.a = MustCreate(*d.store, "a", shape);
+  d.b = MustCreate(*d.store, "b", shape);
+  d.c = MustCreate(*d.store, "c", shape);
+  ASSERT_TRUE(d.a && d.b && d.c);
+  ASSERT_EQ(MemberOf(d.a->storage()), 0);
+  ASSERT_EQ(MemberOf(d.b->storage()), 1);
+  ASSERT_EQ(MemberOf(d.c->storage()), 0);
+}
+
+// Two devices, each with flush_threads threads: however many batches wait in Apply on one
+// device (all of its flush threads), the other device's batches are applied meanwhile.
+TEST(IngestPipelineConcurrencyTest, OnTwoDevicesABlockedDeviceHoldsUpNoBatchOfTheOther) {
+  TwoDevices d;
+  ASSERT_NO_FATAL_FAILURE(MakeTwoDevices(d));
+  BlockingEngine* device0 = d.device0;
+  std::shared_ptr<HistogramEntry> a = d.a, b = d.b, c = d.c;
   Options::Pipeline options;
   options.staging_buffers = 4;
   options.staging_buffer_bytes = 4096;
   options.flush_threads = 2;
   absl::StatusOr<std::unique_ptr<IngestPipeline>> pipeline =
-      IngestPipeline::Create(**engine, options);
+      IngestPipeline::Create(*d.engine, options);
   ASSERT_TRUE(pipeline.ok()) << pipeline.status();
 
   // Two batches of device 0 (a's, then c's) block both of its flush threads.
@@ -280,28 +297,17 @@ TEST(IngestPipelineConcurrencyTest, OnTwoDevicesABlockedDeviceHoldsUpNoBatchOfTh
 // device 1 is staged, applied and acknowledged; the parked message of device 0 holds up
 // nothing of device 1.
 TEST(IngestPipelineConcurrencyTest, OnTwoDevicesAMessageParkedForOneDeviceHoldsUpNoneOfTheOther) {
-  std::vector<std::unique_ptr<Engine>> members;
-  members.push_back(std::make_unique<BlockingEngine>());
-  members.push_back(std::make_unique<CountingEngine>());
-  BlockingEngine* device0 = static_cast<BlockingEngine*>(members[0].get());
-  absl::StatusOr<std::unique_ptr<Engine>> engine = MakeMultiEngine(std::move(members));
-  ASSERT_TRUE(engine.ok()) << engine.status();
-  HistogramStore store(**engine, 4, uint64_t{1} << 20);
-  const HistogramShape shape{4, 8, 255};
-  std::shared_ptr<HistogramEntry> a = MustCreate(store, "a", shape);
-  std::shared_ptr<HistogramEntry> b = MustCreate(store, "b", shape);
-  std::shared_ptr<HistogramEntry> c = MustCreate(store, "c", shape);
-  ASSERT_TRUE(a && b && c);
-  ASSERT_EQ(MemberOf(a->storage()), 0);
-  ASSERT_EQ(MemberOf(b->storage()), 1);
-  ASSERT_EQ(MemberOf(c->storage()), 0);
+  TwoDevices d;
+  ASSERT_NO_FATAL_FAILURE(MakeTwoDevices(d));
+  BlockingEngine* device0 = d.device0;
+  std::shared_ptr<HistogramEntry> a = d.a, b = d.b, c = d.c;
   Options::Pipeline options;
   options.staging_buffers = 2;
   options.staging_buffer_bytes = 4096;
   options.flush_threads = 2;
   options.stager_threads = 2;
   absl::StatusOr<std::unique_ptr<IngestPipeline>> pipeline =
-      IngestPipeline::Create(**engine, options);
+      IngestPipeline::Create(*d.engine, options);
   ASSERT_TRUE(pipeline.ok()) << pipeline.status();
   EXPECT_EQ((*pipeline)->stats().staging_buffers, 2u);
 

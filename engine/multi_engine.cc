@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 
@@ -192,6 +193,11 @@ class MultiEngine final : public Engine {
                              absl::Status status, std::vector<IngestItemResult> results) {
                            {
                              absl::MutexLock lock(&join->mu);
+                             if (status.ok() && results.size() != pos.size()) {
+                               status = absl::InternalError(absl::StrFormat(
+                                   "multi engine: a member returned %u results for %u items",
+                                   results.size(), pos.size()));
+                             }
                              if (!status.ok() && join->status.ok()) join->status = status;
                              for (size_t i = 0; i < results.size() && i < pos.size(); ++i)
                                join->results[pos[i]] = results[i];

@@ -617,8 +617,9 @@ void DeviceIngestPipeline::Stop() {
 
 void DeviceIngestPipeline::Join() {
   if (flusher_.joinable()) flusher_.join();
-  // All idle by now: the flusher waited for them (resuming_, flushing_, completing_), so
-  // nothing of this pipeline is left in the shared stager and acknowledger pools either.
+  // All idle by now: the flusher waited for them (resuming_, flushing_, completing_), so no
+  // task in the shared stager and acknowledger pools touches this pipeline any more (their
+  // last steps may still run; IngestPipeline shuts those pools down after every Join).
   if (flushers_ != nullptr) flushers_->Shutdown();
 }
 

@@ -74,7 +74,9 @@ class DeviceIngestPipeline {
   // acknowledged. Idempotent.
   void Stop();
   // After Stop: returns once everything submitted is applied and acknowledged (the flusher
-  // has stopped) and no task of this pipeline is left in the shared pools.
+  // has stopped) and no task in the shared pools touches this pipeline any more. Their last
+  // steps (a stager task's on_staged, an acknowledger task releasing its messages) may still
+  // run: the owner shuts the shared pools down after joining every device's pipeline.
   void Join();
 
   IngestStats stats() const;

@@ -106,7 +106,8 @@ struct Options {
     // A buffer is in flight from its first message until its batch is applied, whatever it
     // holds, so the count bounds the batches in the pipeline; under many producers a batch
     // holds only 2-3 messages (eager flush). With several GPUs the buffers are divided among
-    // them (at least one each), each GPU's pipeline staging into its own. When none of a
+    // them (at least one each), each GPU's pipeline staging into its own: a GPU whose
+    // histograms take most of the traffic has only its share. When none of a
     // GPU's is free, its messages park in its queue, which the stager threads take from as
     // its buffers come free. Default: 2 per CPU this process may use (AvailableCpus), at
     // least 16.

@@ -8,6 +8,7 @@
 #include "engine/cpu/cpu_engine.h"
 #include "tests/engine/engine_test_util.h"
 #include "tests/engine/reference.h"
+#include "tests/server/core/forwarding_engine.h"
 
 namespace histd {
 namespace {
@@ -97,6 +98,33 @@ TEST(MultiEngineTest, ABadItemOnOneMemberFailsTheWholeBatch) {
   }
   EXPECT_EQ(ReadAll(*engine, *on_first), std::vector<uint8_t>(16, 0));
   EXPECT_EQ(ReadAll(*engine, *on_second), std::vector<uint8_t>(16, 0));
+}
+
+// A member that answers OK with no results (an engine bug) fails the batch INTERNAL rather
+// than leaving its items' results empty.
+class NoResultsEngine final : public server::testing::ForwardingEngine {
+ public:
+  NoResultsEngine() : ForwardingEngine(1) {}
+  void Apply(const StagingBuffer&, std::vector<IngestItem>, ApplyDone done) override {
+    done(absl::OkStatus(), {});
+  }
+};
+
+TEST(MultiEngineTest, AMemberReturningTooFewResultsFailsTheBatch) {
+  std::vector<std::unique_ptr<Engine>> members;
+  members.push_back(std::make_unique<NoResultsEngine>());
+  members.push_back(std::move(*MakeCpuEngine(1)));
+  auto engine = std::move(*MakeMultiEngine(std::move(members)));
+  auto h = NewHistogram(*engine, 4, 4);
+  ASSERT_EQ(MemberOf(*h), 0);
+  std::vector<uint32_t> indices(4, 1);
+  auto staging = testing::Stage(*engine, indices.data(), indices.size() * 4);
+  IngestItem item;
+  item.histogram = h.get();
+  item.count = 4;
+  auto outcome = ApplyAndWait(*engine, *staging, {item});
+  EXPECT_EQ(outcome.status.code(), absl::StatusCode::kInternal) << outcome.status;
+  EXPECT_EQ(outcome.done_calls, 1);
 }
 
 TEST(MultiEngineTest, SplitsOneBatchAcrossMembersExactly) {

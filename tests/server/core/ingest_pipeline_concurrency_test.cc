@@ -313,6 +313,13 @@ TEST(IngestPipelineConcurrencyTest, OnTwoDevicesAMessageParkedForOneDeviceHoldsU
 
   Ack ack_a, ack_b, ack_c;
   std::atomic<bool> staged_b{false}, staged_c{false};
+  // A stager task calls on_staged after its copy, possibly after the batch it joined has
+  // been applied and acknowledged (the ingest reactor waits for both, in either order).
+  const auto eventually = [](const std::atomic<bool>& flag) {
+    const absl::Time deadline = absl::Now() + absl::Seconds(10);
+    while (!flag.load() && absl::Now() < deadline) absl::SleepFor(absl::Milliseconds(1));
+    return flag.load();
+  };
   (*pipeline)->Submit(Indices(a, {1, 2, 3}), [] {},
                       [&](absl::Status s, uint64_t) { ack_a.Set(s); });
   WaitUntilAtLeast(device0->entered, 1, absl::Now() + absl::Seconds(10));
@@ -327,7 +334,7 @@ TEST(IngestPipelineConcurrencyTest, OnTwoDevicesAMessageParkedForOneDeviceHoldsU
   EXPECT_TRUE(ack_b.done.WaitForNotificationWithTimeout(absl::Seconds(10)))
       << "device 1's message waited behind a message parked for device 0";
   EXPECT_TRUE(ack_b.status.ok()) << ack_b.status;
-  EXPECT_TRUE(staged_b.load());
+  EXPECT_TRUE(eventually(staged_b));
   EXPECT_FALSE(ack_a.done.HasBeenNotified());
   EXPECT_FALSE(ack_c.done.HasBeenNotified());
   device0->open.Notify();
@@ -335,7 +342,7 @@ TEST(IngestPipelineConcurrencyTest, OnTwoDevicesAMessageParkedForOneDeviceHoldsU
   ASSERT_TRUE(ack_c.done.WaitForNotificationWithTimeout(absl::Seconds(10)));
   EXPECT_TRUE(ack_a.status.ok()) << ack_a.status;
   EXPECT_TRUE(ack_c.status.ok()) << ack_c.status;
-  EXPECT_TRUE(staged_c.load());
+  EXPECT_TRUE(eventually(staged_c));
   (*pipeline)->Shutdown();
   const IngestStats stats = (*pipeline)->stats();
   EXPECT_EQ(stats.messages, 3u);
@@ -377,17 +384,27 @@ TEST(IngestPipelineConcurrencyTest, FewerStagingBuffersThanDevicesIsInvalid) {
 struct Threads {
   int flush;
   int stagers;
+  int devices;  // 2: a multi engine, each device with its own pipeline and one buffer
 };
 
 class IngestPipelineThreadsTest : public ::testing::TestWithParam<Threads> {};
 
-// Six producers, three histograms, two small staging buffers: messages park, some are split
-// across buffers, batches complete late and out of the producers' order. Every message is
-// staged once and acknowledged once, OK, and the bins are exactly the samples submitted.
+// Six producers, three histograms, two small staging buffers (one per device on two):
+// messages park, some are split across buffers, batches complete late and out of the
+// producers' order. Every message is staged once and acknowledged once, OK, and the bins are
+// exactly the samples submitted.
 TEST_P(IngestPipelineThreadsTest, ManyProducersFewBuffersEveryMessageOnceAndExact) {
   const uint64_t seed = std::random_device{}();
   SCOPED_TRACE(::testing::Message() << "seed " << seed);
-  testing::DeferredDoneEngine engine(seed, std::chrono::microseconds(500));
+  std::vector<std::unique_ptr<Engine>> members;
+  for (int d = 0; d < GetParam().devices; ++d) {
+    members.push_back(std::make_unique<testing::DeferredDoneEngine>(
+        seed + d, std::chrono::microseconds(500)));
+  }
+  absl::StatusOr<std::unique_ptr<Engine>> owned =
+      members.size() == 1 ? std::move(members[0]) : MakeMultiEngine(std::move(members));
+  ASSERT_TRUE(owned.ok()) << owned.status();
+  Engine& engine = **owned;
   HistogramStore store(engine, 8, uint64_t{1} << 20);
   const HistogramShape shape{32, 64, 255};
   std::vector<std::shared_ptr<HistogramEntry>> histograms;
@@ -464,11 +481,13 @@ TEST_P(IngestPipelineThreadsTest, ManyProducersFewBuffersEveryMessageOnceAndExac
 }
 
 INSTANTIATE_TEST_SUITE_P(FlushAndStagerThreads, IngestPipelineThreadsTest,
-                         ::testing::Values(Threads{0, 0}, Threads{0, 3}, Threads{3, 0},
-                                           Threads{3, 3}),
+                         ::testing::Values(Threads{0, 0, 1}, Threads{0, 3, 1}, Threads{3, 0, 1},
+                                           Threads{3, 3, 1}, Threads{0, 0, 2}, Threads{0, 3, 2},
+                                           Threads{3, 0, 2}, Threads{3, 3, 2}),
                          [](const ::testing::TestParamInfo<Threads>& info) {
                            return "flush" + std::to_string(info.param.flush) + "_stagers" +
-                                  std::to_string(info.param.stagers);
+                                  std::to_string(info.param.stagers) + "_devices" +
+                                  std::to_string(info.param.devices);
                          });
 
 }  // namespace

@@ -15,16 +15,23 @@ namespace histd {
 // correction step (kernels/histogram/fast_divide.h). 2 GiB of one-byte bins.
 inline constexpr uint64_t kMaxHistogramBins = uint64_t{1} << 31;
 
+// The granule of histogram allocations: engines allocate a histogram's one-byte bins in whole
+// chunks of this many bytes (the padding contract: engine/cuda/cuda_histogram.h).
+inline constexpr uint64_t kBinChunkBytes = 16;
+
+// Bytes allocated for `bins` one-byte bins. No overflow for bins <= (2^32 - 1)^2.
+constexpr uint64_t PaddedBinBytes(uint64_t bins) {
+  return (bins + kBinChunkBytes - 1) / kBinChunkBytes * kBinChunkBytes;
+}
+
 struct HistogramShape {
   uint32_t rows = 0;
   uint32_t cols = 0;
   uint8_t cap = 255;  // 1..255
 
   uint64_t bins() const { return uint64_t{rows} * cols; }
-  // Bytes an engine allocates for the bins: whole 16-byte chunks (the padding contract,
-  // engine/cuda/cuda_histogram.h); what the memory budgets charge for a histogram. No
-  // overflow: bins() <= (2^32 - 1)^2.
-  uint64_t storage_bytes() const { return (bins() + 15) / 16 * 16; }
+  // Bytes an engine allocates for the bins; what the memory budgets charge for a histogram.
+  uint64_t storage_bytes() const { return PaddedBinBytes(bins()); }
 };
 
 // [lo, hi) divided evenly into bins; a coordinate's bin is exact (model/axis_binning.h:

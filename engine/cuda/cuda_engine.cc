@@ -69,7 +69,7 @@ class CudaEngine final : public Engine {
     HISTD_RETURN_IF_ERROR(CheckHistogramShape(shape));
     HISTD_CUDA_RETURN_IF_ERROR(cudaSetDevice(device_));
     // Whole 16-byte chunks, padding zeroed (the padding contract, cuda_histogram.h).
-    const uint64_t bytes = cuda::PaddedBinBytes(shape.bins());
+    const uint64_t bytes = shape.storage_bytes();
     absl::StatusOr<DeviceMemoryHold> hold = DeviceMemoryHold::Take(
         device_budget_, bytes,
         absl::StrCat("a histogram of ", shape.rows, " x ", shape.cols, " bins"));

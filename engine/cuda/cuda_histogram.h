@@ -18,14 +18,9 @@
 
 namespace histd::cuda {
 
-// The granule of histogram allocations: every access of the histogram kernels stays inside
-// the 16-byte chunks that hold a bin.
-inline constexpr uint64_t kBinChunkBytes = 16;
-
-// Bytes allocated for `bins` one-byte bins: whole 16-byte chunks.
-constexpr uint64_t PaddedBinBytes(uint64_t bins) {
-  return (bins + kBinChunkBytes - 1) / kBinChunkBytes * kBinChunkBytes;
-}
+// The allocation granule (kBinChunkBytes) and PaddedBinBytes are the model's
+// (model/histogram_types.h): every access of the histogram kernels stays inside the 16-byte
+// chunks that hold a bin.
 
 class CudaHistogram final : public HistogramStorage {
  public:

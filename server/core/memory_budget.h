@@ -95,7 +95,6 @@ class DeviceMemoryBudgets {
 
   // For Engine::SetDeviceMemoryBudgets, in device order.
   std::vector<DeviceMemoryBudget*> budgets() const;
-  size_t size() const { return budgets_.size(); }
   const MemoryBudget& device(size_t i) const { return *budgets_[i]; }
   // Sums over the devices (saturating); peak() is the sum of each device's peak.
   uint64_t limit() const;

@@ -36,7 +36,7 @@ struct Case {
 // every padding byte zero.
 void ExpectBinsAndZeroPadding(const Case& c, const std::string& what) {
   const uint64_t bins = c.storage->shape().bins();
-  ASSERT_EQ(c.storage->bytes_used(), cuda::PaddedBinBytes(bins)) << c.name;
+  ASSERT_EQ(c.storage->bytes_used(), PaddedBinBytes(bins)) << c.name;
   ASSERT_EQ(c.storage->bytes_used() % 16, 0u) << c.name;
   std::vector<uint8_t> raw(c.storage->bytes_used());
   ASSERT_EQ(cudaMemcpy(raw.data(), cuda::DeviceBins(*c.storage), raw.size(), cudaMemcpyDeviceToHost), cudaSuccess);

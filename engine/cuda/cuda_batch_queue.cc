@@ -53,8 +53,13 @@ absl::Status CudaBatchQueue::Init() {
   for (int i = 0; i < kSlots; ++i) {
     slots_[i] = std::make_unique<Slot>();
     Slot& slot = *slots_[i];
-    for (cudaEvent_t* e : {&slot.start, &slot.copied, &slot.applied, &slot.finished})
+    for (cudaEvent_t* e : {&slot.start, &slot.copied, &slot.applied})
       HISTD_CUDA_RETURN_IF_ERROR(cudaEventCreate(e));
+    // The completion thread sleeps on `finished` instead of spinning on a core that the gRPC
+    // threads need (H200, 16 cores, 8 producers of 1 MiB: 2.89-3.02 G samples/s against
+    // 2.60-2.75 spinning, in alternation).
+    HISTD_CUDA_RETURN_IF_ERROR(cudaEventCreateWithFlags(
+        &slot.finished, cudaEventBlockingSync | cudaEventDisableTiming));
     HISTD_RETURN_IF_ERROR(Grow(slot.work, kInitialItems * sizeof(HistogramWork)));
     HISTD_RETURN_IF_ERROR(Grow(slot.outflow, kInitialItems * sizeof(HistogramOutflow)));
     HISTD_RETURN_IF_ERROR(GrowPinned(slot.work_host, kInitialItems * sizeof(HistogramWork)));

@@ -87,7 +87,7 @@ class MemoryBudget final : public DeviceMemoryBudget {
 };
 
 // One budget per device, named "<device> device memory" (e.g. "cuda:1 device memory"), and
-// their sums, which the stats RPC and /metrics report.
+// their sums, which the stats RPC reports (/metrics: each device and the sums).
 class DeviceMemoryBudgets {
  public:
   // devices[i] names the budget of limits[i] bytes.
@@ -95,7 +95,9 @@ class DeviceMemoryBudgets {
 
   // For Engine::SetDeviceMemoryBudgets, in device order.
   std::vector<DeviceMemoryBudget*> budgets() const;
+  size_t count() const { return budgets_.size(); }
   const MemoryBudget& device(size_t i) const { return *budgets_[i]; }
+  const std::string& device_name(size_t i) const { return devices_[i]; }  // e.g. "cuda:1"
   // Sums over the devices (saturating); peak() is the sum of each device's peak.
   uint64_t limit() const;
   uint64_t used() const;
@@ -104,6 +106,7 @@ class DeviceMemoryBudgets {
 
  private:
   uint64_t Sum(uint64_t (MemoryBudget::*field)() const) const;
+  std::vector<std::string> devices_;
   std::vector<std::unique_ptr<MemoryBudget>> budgets_;
 };
 

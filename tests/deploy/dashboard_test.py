@@ -47,6 +47,7 @@ FAMILIES = {
     "histd_staging_buffers": {"state"},
     "histd_pinned_bytes": set(),
     "histd_memory_budget_bytes": {"kind", "state"},
+    "histd_device_memory_budget_bytes": {"device", "state"},
     "histd_device_memory_used_bytes": {"device"},
     "histd_histograms": {"device"},
     "histd_gpu_kernel_seconds_total": {"device"},
@@ -57,6 +58,8 @@ FAMILIES = {
     "histd_active_streams": set(),
     "histd_build_info": {"version", "engine"},
 }
+# Exported only with GPUs (the type check below runs a CPU-engine histd).
+GPU_ONLY = {"histd_device_memory_budget_bytes"}
 HISTOGRAMS = {"grpc_server_handling_seconds", "histd_ack_latency_seconds",
               "histd_query_duration_seconds", "histd_batch_samples"}
 TARGET_LABELS = {"job", "instance"}  # added by Prometheus to every series
@@ -203,7 +206,7 @@ def main():
     if not failures:
         types = exported_types(sys.argv[3]) if len(sys.argv) > 3 else {}
         check(types, "no HISTD given, or its /metrics had no # TYPE line")
-        for f in sorted(used):
+        for f in sorted(used - GPU_ONLY):
             want = "histogram" if f in HISTOGRAMS else "counter" if f.endswith("_total") else "gauge"
             check(types.get(f) == want, f"histd exports {f} as {types.get(f)}, the dashboard reads a {want}")
 

@@ -19,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "tests/server/grpc/service_fixture.h"
+#include "tests/server/http/loopback_http.h"
 
 namespace histd::server::testing {
 namespace {
@@ -160,6 +161,7 @@ TEST_P(HardeningTest, HistogramsBeyondTheMemoryBudgetAreResourceExhausted) {
   } else {
     o.limits.max_device_memory_bytes = 3 << 20;
   }
+  o.http.address = "127.0.0.1:0";
   StartServer(o);
   const uint64_t devices = host ? 1 : Stats().device_memory_budget_bytes() / (3 << 20);
   ASSERT_GE(devices, 1u);
@@ -179,6 +181,22 @@ TEST_P(HardeningTest, HistogramsBeyondTheMemoryBudgetAreResourceExhausted) {
   } else {
     EXPECT_EQ(stats.device_memory_used_bytes(), devices * (2 << 20));
     EXPECT_EQ(stats.device_memory_refusals(), 1u);
+  }
+  // /metrics: each device's budget on its own series (two histograms placed on each), the
+  // sums on histd_memory_budget_bytes; the CPU engine has no device budget.
+  const std::string metrics = testing::GetHttp(server_->http_address(), "/metrics").body;
+  ASSERT_NE(metrics.find("histd_memory_budget_bytes"), std::string::npos) << metrics;
+  if (host) {
+    EXPECT_EQ(metrics.find("histd_device_memory_budget_bytes"), std::string::npos);
+  } else {
+    for (uint64_t d = 0; d < devices; ++d) {
+      for (auto [state, bytes] : {std::pair{"limit", 3 << 20}, std::pair{"used", 2 << 20},
+                                  std::pair{"peak", 2 << 20}}) {
+        const std::string series = absl::StrCat("histd_device_memory_budget_bytes{device=\"cuda:", d,
+                                                "\",state=\"", state, "\"} ", bytes, "\n");
+        EXPECT_NE(metrics.find(series), std::string::npos) << series << metrics;
+      }
+    }
   }
   // Deleting gives the bytes back.
   v1::DeleteHistogramRequest del;

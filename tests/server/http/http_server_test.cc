@@ -2,57 +2,19 @@
 // loopback connections with hand-written requests.
 #include "server/http/http_server.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <string>
 
 #include <gtest/gtest.h>
 
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "tests/server/http/loopback_http.h"
 
 namespace histd::server {
 namespace {
 
-struct Reply {
-  int status = 0;
-  std::string head, body;
-};
-
-// Sends `request` verbatim to 127.0.0.1:port and reads until the server closes.
-Reply Send(const std::string& address, const std::string& request) {
-  const int port = std::stoi(address.substr(address.rfind(':') + 1));
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in sa{};
-  sa.sin_family = AF_INET;
-  sa.sin_port = htons(static_cast<uint16_t>(port));
-  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  Reply reply;
-  if (connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) != 0) {
-    close(fd);
-    return reply;
-  }
-  (void)!write(fd, request.data(), request.size());
-  std::string all;
-  char buffer[4096];
-  ssize_t n;
-  while ((n = read(fd, buffer, sizeof(buffer))) > 0) all.append(buffer, static_cast<size_t>(n));
-  close(fd);
-  const size_t split = all.find("\r\n\r\n");
-  if (split == std::string::npos) return reply;
-  reply.head = all.substr(0, split);
-  reply.body = all.substr(split + 4);
-  if (reply.head.size() > 12) (void)absl::SimpleAtoi(reply.head.substr(9, 3), &reply.status);
-  return reply;
-}
-
-Reply Get(const std::string& address, const std::string& target) {
-  return Send(address, absl::StrCat("GET ", target, " HTTP/1.1\r\nHost: test\r\nX-Probe: yes\r\n"
-                                    "Connection: close\r\n\r\n"));
-}
+using testing::GetHttp;
+using testing::HttpReply;
+using testing::SendHttp;
 
 HttpRoutes TestRoutes() {
   HttpRoutes routes;
@@ -81,23 +43,23 @@ TEST(HttpServerTest, RoutesExactPathsAndTheLongestPrefix) {
   const std::string address = (*http)->address();
   ASSERT_EQ(address.rfind("127.0.0.1:", 0), 0u) << address;
 
-  Reply r = Get(address, "/plain");
+  HttpReply r = GetHttp(address, "/plain");
   EXPECT_EQ(r.status, 200);
   EXPECT_EQ(r.body, "GET /plain probe=yes");
 
-  r = Get(address, "/render/h%201.png?w=640");
+  r = GetHttp(address, "/render/h%201.png?w=640");
   EXPECT_EQ(r.status, 200);
   EXPECT_EQ(r.body, "rest=h 1.png w=640");  // decoded path and parameters
   EXPECT_NE(r.head.find("Content-Type: image/png"), std::string::npos) << r.head;
   EXPECT_NE(r.head.find("Cache-Control: no-store"), std::string::npos) << r.head;
 
-  r = Get(address, "/render/deep/x");
+  r = GetHttp(address, "/render/deep/x");
   EXPECT_EQ(r.status, 418);
   EXPECT_EQ(r.body, "deep x");
 
-  EXPECT_EQ(Get(address, "/plainer").status, 404);
-  EXPECT_EQ(Get(address, "/").status, 404);
-  EXPECT_EQ(Get(address, "/render").status, 404);  // the prefix is "/render/"
+  EXPECT_EQ(GetHttp(address, "/plainer").status, 404);
+  EXPECT_EQ(GetHttp(address, "/").status, 404);
+  EXPECT_EQ(GetHttp(address, "/render").status, 404);  // the prefix is "/render/"
 }
 
 TEST(HttpServerTest, RoutesAddedWhileServingAreServedFromThen) {
@@ -106,20 +68,20 @@ TEST(HttpServerTest, RoutesAddedWhileServingAreServedFromThen) {
   absl::StatusOr<std::unique_ptr<HttpServer>> http = HttpServer::Start("127.0.0.1:0", first, 2);
   ASSERT_TRUE(http.ok()) << http.status();
   const std::string address = (*http)->address();
-  EXPECT_EQ(Get(address, "/b/x").status, 404);
+  EXPECT_EQ(GetHttp(address, "/b/x").status, 404);
   HttpRoutes later;
   later.AddPrefix("/b/", [](const HttpRequest& r) { return HttpResponse::Text(200, r.path_rest); });
   later.Add("/a", [](const HttpRequest&) { return HttpResponse::Text(200, "a2"); });
   (*http)->AddRoutes(later);
-  EXPECT_EQ(Get(address, "/b/x").body, "x");
-  EXPECT_EQ(Get(address, "/a").body, "a2");  // replaced
+  EXPECT_EQ(GetHttp(address, "/b/x").body, "x");
+  EXPECT_EQ(GetHttp(address, "/a").body, "a2");  // replaced
 }
 
 TEST(HttpServerTest, HeadHasGetsHeadersAndNoBody) {
   absl::StatusOr<std::unique_ptr<HttpServer>> http =
       HttpServer::Start("127.0.0.1:0", TestRoutes(), 1);
   ASSERT_TRUE(http.ok()) << http.status();
-  const Reply r = Send((*http)->address(),
+  const HttpReply r = SendHttp((*http)->address(),
                        "HEAD /plain HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
   EXPECT_EQ(r.status, 200);
   EXPECT_EQ(r.body, "");
@@ -130,13 +92,13 @@ TEST(HttpServerTest, OnlyGetAndHeadAreServed) {
       HttpServer::Start("127.0.0.1:0", TestRoutes(), 1);
   ASSERT_TRUE(http.ok()) << http.status();
   for (const char* method : {"POST", "PUT", "DELETE", "PATCH", "OPTIONS"}) {
-    const Reply r = Send((*http)->address(), absl::StrCat(method, " /plain HTTP/1.1\r\nHost: t\r\n"
+    const HttpReply r = SendHttp((*http)->address(), absl::StrCat(method, " /plain HTTP/1.1\r\nHost: t\r\n"
                                                           "Connection: close\r\n\r\n"));
     EXPECT_EQ(r.status, 405) << method;
     EXPECT_NE(r.head.find("Allow: GET, HEAD"), std::string::npos) << method << r.head;
   }
   // With a body (never read): refused the same, before any handler runs.
-  const Reply r = Send((*http)->address(),
+  const HttpReply r = SendHttp((*http)->address(),
                        "POST /plain HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\n"
                        "Connection: close\r\n\r\nabc");
   EXPECT_EQ(r.status, 405);
@@ -150,7 +112,7 @@ TEST(HttpServerTest, ASecondServerOnTheSamePortIsRefused) {
   absl::StatusOr<std::unique_ptr<HttpServer>> second =
       HttpServer::Start((*first)->address(), TestRoutes(), 1);
   EXPECT_EQ(second.status().code(), absl::StatusCode::kUnavailable) << second.status();
-  EXPECT_EQ(Get((*first)->address(), "/plain").status, 200);
+  EXPECT_EQ(GetHttp((*first)->address(), "/plain").status, 200);
 }
 
 TEST(HttpServerTest, StopEndsServingAndIsIdempotent) {
@@ -160,7 +122,7 @@ TEST(HttpServerTest, StopEndsServingAndIsIdempotent) {
   const std::string address = (*http)->address();
   (*http)->Stop();
   (*http)->Stop();
-  EXPECT_EQ(Get(address, "/plain").status, 0);  // connection refused
+  EXPECT_EQ(GetHttp(address, "/plain").status, 0);  // connection refused
 }
 
 TEST(HttpServerTest, MalformedAddressesAreInvalidArguments) {

@@ -229,6 +229,9 @@ class MultiEngine final : public Engine {
     return members_[member]->Transpose(ref);
   }
   absl::StatusOr<HostArray> Matmul(const MatmulArgs& args) override {
+    if (args.a.histogram == nullptr && args.b.histogram == nullptr) {
+      return members_[NextInlineMember()]->Matmul(args);
+    }
     MatmulArgs routed = args;
     auto [a_member, a_ref] = Route(args.a);
     auto [b_member, b_ref] = Route(args.b);
@@ -258,8 +261,10 @@ class MultiEngine final : public Engine {
   }
 
  private:
-  std::pair<int, ArrayRef> Route(const ArrayRef& input) const {
-    if (input.histogram == nullptr) return {0, input};
+  // A histogram operand goes to its member; an inline array to the members in turn, so
+  // concurrent compute calls on arrays spread over the devices.
+  std::pair<int, ArrayRef> Route(const ArrayRef& input) {
+    if (input.histogram == nullptr) return {NextInlineMember(), input};
     const auto& m = Unwrap(*input.histogram);
     ArrayRef ref = input;
     ref.histogram = &m.inner();
@@ -280,8 +285,13 @@ class MultiEngine final : public Engine {
     return members_[t.member()]->MergeFromHost(bins, t.inner());
   }
 
+  int NextInlineMember() {
+    return static_cast<int>(next_inline_.fetch_add(1, std::memory_order_relaxed) % members_.size());
+  }
+
   std::vector<std::unique_ptr<Engine>> members_;
   std::vector<DeviceMemoryBudget*> budgets_;  // one per member, or empty; set before serving
+  std::atomic<uint64_t> next_inline_{0};
   absl::Mutex mu_;
   std::vector<uint64_t> bytes_ ABSL_GUARDED_BY(mu_);
 };

@@ -1,6 +1,7 @@
 // An engine over several engines (one per GPU): histograms are placed on the member with the
 // fewest bytes in use among those whose device budget has room for them, and every operation
-// on a histogram goes to the member that holds it.
+// on a histogram goes to the member that holds it; compute on inline arrays goes to the
+// members in turn.
 // Apply splits a batch by member, submits each part to its member's own pipeline, and calls
 // `done` once, after every part is done, with results in the original item order.
 //

@@ -215,5 +215,59 @@ TEST(MultiEngineTest, RoutesComputeToTheOwningMember) {
     }
 }
 
+// Counts the compute calls that reach it.
+class ComputeCountingEngine final : public server::testing::ForwardingEngine {
+ public:
+  ComputeCountingEngine() : ForwardingEngine(1) {}
+  absl::StatusOr<HostArray> Reduce(const ArrayRef& a, ReduceOp op, Dim d) override {
+    ++calls;
+    return ForwardingEngine::Reduce(a, op, d);
+  }
+  absl::StatusOr<HostArray> Matmul(const MatmulArgs& args) override {
+    ++calls;
+    return ForwardingEngine::Matmul(args);
+  }
+  int calls = 0;
+};
+
+TEST(MultiEngineTest, SpreadsComputeOnInlineArraysOverTheMembers) {
+  HISTD_SEEDED_RNG(rng);
+  std::vector<std::unique_ptr<Engine>> members;
+  std::vector<ComputeCountingEngine*> counted;
+  for (int i = 0; i < 2; ++i) {
+    auto m = std::make_unique<ComputeCountingEngine>();
+    counted.push_back(m.get());
+    members.push_back(std::move(m));
+  }
+  auto engine = std::move(*MakeMultiEngine(std::move(members)));
+  HostArray input = HostArray::Make(DType::kU32, 3, 5);
+  uint64_t expected = 0;
+  for (uint64_t i = 0; i < input.rows * input.cols; ++i) {
+    input.data<uint32_t>()[i] = static_cast<uint32_t>(rng() % 1000);
+    expected += input.data<uint32_t>()[i];
+  }
+  for (int call = 0; call < 4; ++call) {
+    auto sum = engine->Reduce(input.ref(), ReduceOp::kSum, Dim::kAll);
+    ASSERT_TRUE(sum.ok()) << sum.status();
+    EXPECT_EQ(sum->data<uint64_t>()[0], expected) << call;
+  }
+  EXPECT_EQ(counted[0]->calls, 2);
+  EXPECT_EQ(counted[1]->calls, 2);
+  HostArray a = HostArray::Make(DType::kF32, 2, 3), b = HostArray::Make(DType::kF32, 3, 1);
+  for (int i = 0; i < 6; ++i) a.data<float>()[i] = static_cast<float>(i);  // rows 0 1 2, 3 4 5
+  for (int i = 0; i < 3; ++i) b.data<float>()[i] = 1;
+  MatmulArgs args;
+  args.a = a.ref();
+  args.b = b.ref();
+  for (int call = 0; call < 2; ++call) {
+    auto product = engine->Matmul(args);
+    ASSERT_TRUE(product.ok()) << product.status();
+    EXPECT_EQ(product->data<float>()[0], 3.0f);
+    EXPECT_EQ(product->data<float>()[1], 12.0f);
+  }
+  EXPECT_EQ(counted[0]->calls, 3);
+  EXPECT_EQ(counted[1]->calls, 3);
+}
+
 }  // namespace
 }  // namespace histd

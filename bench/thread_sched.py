@@ -9,7 +9,7 @@ per-thread scheduler statistics; and per-thread priorities set from outside, for
     python3 bench/thread_sched.py set PID GROUP VALUE [GROUP VALUE ...]
         Sets every thread of a group to nice VALUE (setpriority on the thread id; lowering
         nice needs root), or to SCHED_BATCH with VALUE = batch. Groups: ingest (histd-stage,
-        histd-flush, histd-ack, histd-gpu-done), grpc (gRPC's threads), rpc (histd-rpc).
+        histd-flush, histd-apply, histd-ack, histd-gpu-done), grpc (gRPC's threads), rpc (histd-rpc).
 
 Used for bench/results/render.md: which of histd's threads a render waits behind.
 """
@@ -19,7 +19,7 @@ import sys
 import time
 
 GROUPS = {
-    'ingest': ('histd-stage', 'histd-flush', 'histd-ack', 'histd-gpu-done'),
+    'ingest': ('histd-stage', 'histd-flush', 'histd-apply', 'histd-ack', 'histd-gpu-done'),
     'grpc': ('nexting_thread', 'default-executo', 'event_engine', 'grpc_global_tim',
              'resolver-execut', 'timer_manager', 'grpcpp_sync_ser'),
     'rpc': ('histd-rpc',),

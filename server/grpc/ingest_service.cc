@@ -53,7 +53,7 @@ class IngestStreamReactor final
       absl::MutexLock lock(&mu_);
       actions = NextActionsLocked();
     }
-    Perform(actions);
+    Perform(this, actions);
   }
 
   // Shutdown: queues the shutdown notice (see IngestResponse) after the acks of every
@@ -81,7 +81,7 @@ class IngestStreamReactor final
       actions = NextActionsLocked();
     }
     if (!actions.any()) return nullptr;
-    return [this, actions] { Perform(actions); };
+    return [this, actions] { Perform(this, actions); };
   }
 
   void OnReadDone(bool ok) override {
@@ -93,7 +93,7 @@ class IngestStreamReactor final
         reads_done_ = true;
         actions = NextActionsLocked();
       }
-      Perform(actions);
+      Perform(this, actions);
       return;
     }
     // Decode in place: the samples stay in the slices they arrived in (SamplePayload).
@@ -133,7 +133,7 @@ class IngestStreamReactor final
       if (!after_notice) staging_bytes_ += charge;
       if (read_on && !after_notice) early = NextActionsLocked();
     }
-    Perform(early);
+    Perform(this, early);
     if (after_notice) {
       OnAck(ack, absl::UnavailableError("histd is shutting down; message not applied"), 0);
       return;
@@ -186,7 +186,7 @@ class IngestStreamReactor final
       if (!ok) write_failed_ = true;  // the client is gone: later acks are dropped
       actions = NextActionsLocked();
     }
-    Perform(actions);
+    Perform(this, actions);
   }
 
   void OnDone() override {
@@ -303,7 +303,7 @@ class IngestStreamReactor final
       staging_bytes_ -= charge;
       actions = NextActionsLocked();
     }
-    Perform(actions);
+    Perform(this, actions);
   }
 
   void OnAck(const std::shared_ptr<PendingAck>& ack, absl::Status status, uint64_t samples) {
@@ -328,7 +328,7 @@ class IngestStreamReactor final
       }
       actions = NextActionsLocked();
     }
-    Perform(actions);
+    Perform(this, actions);
   }
 
   // Decides what to start next; at most one of read / write / finish is set.
@@ -377,11 +377,16 @@ class IngestStreamReactor final
     return a;
   }
 
-  // Runs outside the lock. Finish is the last thing done: OnDone may delete `this` after it.
-  void Perform(const Actions& a) {
-    if (a.write != nullptr) StartWrite(a.write);
-    if (a.read) StartRead(&request_);
-    if (a.finish) Finish(*a.finish);
+  // Runs outside the lock. Finish is the last thing done: OnDone may delete the reactor after
+  // it. With no action decided, `self` is not touched at all: once a callback has released
+  // mu_ holding no read, write or finish of its own, another thread may finish the stream and
+  // gRPC delete the reactor (a stager's on_staged may come after the message's ack is
+  // written). A decided read or write keeps the stream from finishing until gRPC completes it.
+  static void Perform(IngestStreamReactor* self, const Actions& a) {
+    if (!a.any()) return;
+    if (a.write != nullptr) self->StartWrite(a.write);
+    if (a.read) self->StartRead(&self->request_);
+    if (a.finish) self->Finish(*a.finish);
   }
 
   IngestService& service_;

@@ -72,6 +72,9 @@ ABSL_FLAG(int64_t, stream_read_ahead_bytes, 0,
 ABSL_FLAG(int, malloc_arena_max, 2,
           "glibc heap arenas for this process (histd's default; 0: glibc's); the in-process "
           "histd and the bare sink run under the same setting");
+ABSL_FLAG(uint64_t, malloc_trim_threshold, uint64_t{256} << 20,
+          "glibc trim threshold for this process (histd's default; 0: glibc's); the in-process "
+          "histd and the bare sink run under the same setting");
 ABSL_FLAG(bool, mutex_deadlock_detection, false,
           "Abseil's lock-order checking of every Mutex in this process (histd's default: "
           "off); the in-process histd, the bare sink and the producers run under the same "
@@ -716,6 +719,7 @@ int Main() {
 int main(int argc, char** argv) {
   absl::ParseCommandLine(argc, argv);
   histd::server::SetMallocArenaMax(absl::GetFlag(FLAGS_malloc_arena_max));
+  histd::server::SetMallocTrimThreshold(absl::GetFlag(FLAGS_malloc_trim_threshold));
   absl::SetMutexDeadlockDetectionMode(absl::GetFlag(FLAGS_mutex_deadlock_detection)
                                           ? absl::OnDeadlockCycle::kAbort
                                           : absl::OnDeadlockCycle::kIgnore);

@@ -331,7 +331,7 @@ class IngestStreamReactor final
     Perform(this, actions);
   }
 
-  // Decides what to start next; at most one of read / write / finish is set.
+  // Decides what to start next: a write, a read, or both; a finish only alone.
   Actions NextActionsLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     Actions a;
     if (finished_) return a;

@@ -163,15 +163,17 @@ void DaemonMetrics::Attach(const DaemonMetricSources& s) {
   };
   add_budget("host", s.host_budget);
   add_budget("device", s.device_budgets);
-  if (const DeviceMemoryBudgets* devices = s.device_budgets; devices != nullptr) {
+  if (const DeviceMemoryBudgets* budgets = s.device_budgets; budgets != nullptr) {
+    // One budget per device, in the order of Devices().
     r.AddCollector({"histd_device_memory_budget_bytes",
                     "Each device's budget (--max_device_memory_bytes): the limit, the bytes "
                     "charged now and the most ever charged.",
                     Type::kGauge},
-                   [devices](metrics::Emitter& out) {
-                     for (size_t i = 0; i < devices->count(); ++i) {
-                       const MemoryBudget& b = devices->device(i);
-                       const std::string& name = devices->device_name(i);
+                   [engine, budgets](metrics::Emitter& out) {
+                     const std::vector<const Engine*> devices = Devices(*engine);
+                     for (size_t i = 0; i < budgets->count() && i < devices.size(); ++i) {
+                       const MemoryBudget& b = budgets->device(i);
+                       const std::string name = devices[i]->device();
                        out.EmitInteger({{"device", name}, {"state", "limit"}}, b.limit());
                        out.EmitInteger({{"device", name}, {"state", "used"}}, b.used());
                        out.EmitInteger({{"device", name}, {"state", "peak"}}, b.peak());

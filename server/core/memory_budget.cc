@@ -61,9 +61,9 @@ absl::Status MemoryBudget::Reserve(uint64_t bytes, std::string_view what) {
 DeviceMemoryBudgets::DeviceMemoryBudgets(const std::vector<std::string>& devices,
                                          const std::vector<uint64_t>& limits) {
   for (size_t i = 0; i < limits.size(); ++i) {
-    devices_.push_back(i < devices.size() ? devices[i] : absl::StrFormat("device%d", i));
-    budgets_.push_back(std::make_unique<MemoryBudget>(absl::StrFormat("%s device memory", devices_[i]),
-                                                      "--max_device_memory_bytes", limits[i]));
+    budgets_.push_back(std::make_unique<MemoryBudget>(
+        absl::StrFormat("%s device memory", i < devices.size() ? devices[i] : "device"),
+        "--max_device_memory_bytes", limits[i]));
   }
 }
 

@@ -97,7 +97,6 @@ class DeviceMemoryBudgets {
   std::vector<DeviceMemoryBudget*> budgets() const;
   size_t count() const { return budgets_.size(); }
   const MemoryBudget& device(size_t i) const { return *budgets_[i]; }
-  const std::string& device_name(size_t i) const { return devices_[i]; }  // e.g. "cuda:1"
   // Sums over the devices (saturating); peak() is the sum of each device's peak.
   uint64_t limit() const;
   uint64_t used() const;
@@ -106,7 +105,6 @@ class DeviceMemoryBudgets {
 
  private:
   uint64_t Sum(uint64_t (MemoryBudget::*field)() const) const;
-  std::vector<std::string> devices_;
   std::vector<std::unique_ptr<MemoryBudget>> budgets_;
 };
 

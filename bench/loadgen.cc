@@ -69,10 +69,10 @@ ABSL_FLAG(std::string, staging_copy, "auto",
           "in-process histd staging copy: auto (streaming stores for large parts) or cached");
 ABSL_FLAG(int64_t, stream_read_ahead_bytes, 0,
           "in-process histd payload bytes per stream waiting to be staged (0: server default)");
-ABSL_FLAG(int, malloc_arena_max, 2,
+ABSL_FLAG(int, malloc_arena_max, histd::server::kDefaultMallocArenaMax,
           "glibc heap arenas for this process (histd's default; 0: glibc's); the in-process "
           "histd and the bare sink run under the same setting");
-ABSL_FLAG(uint64_t, malloc_trim_threshold, uint64_t{256} << 20,
+ABSL_FLAG(uint64_t, malloc_trim_threshold, histd::server::kDefaultMallocTrimThreshold,
           "glibc trim threshold for this process (histd's default; 0: glibc's); the in-process "
           "histd and the bare sink run under the same setting");
 ABSL_FLAG(bool, mutex_deadlock_detection, false,

@@ -103,10 +103,10 @@ ABSL_FLAG(int, eager_flush_depth, kDefaults.pipeline.eager_flush_depth,
 ABSL_FLAG(bool, mutex_deadlock_detection, false,
           "track the lock order of every absl::Mutex in the process (gRPC's too) and abort on "
           "a cycle: a debugging aid that takes one process-wide lock in every acquisition");
-ABSL_FLAG(int, malloc_arena_max, 2,
+ABSL_FLAG(int, malloc_arena_max, histd::server::kDefaultMallocArenaMax,
           "glibc heap arenas for the whole process (0: glibc's default of 8 per core); few "
           "arenas keep megabyte messages on warm, reused pages (server/core/malloc_tuning.h)");
-ABSL_FLAG(uint64_t, malloc_trim_threshold, uint64_t{256} << 20,
+ABSL_FLAG(uint64_t, malloc_trim_threshold, histd::server::kDefaultMallocTrimThreshold,
           "freed heap bytes glibc keeps for reuse in each arena before returning memory to "
           "the kernel (0: glibc's default of 128 KiB); kept pages spare every new message a "
           "page fault (server/core/malloc_tuning.h)");

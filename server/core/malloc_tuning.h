@@ -26,6 +26,11 @@
 
 namespace histd::server {
 
+// histd's defaults, which the daemon's flags and the load generator's (for itself and the
+// bare sink) both take.
+inline constexpr int kDefaultMallocArenaMax = 2;
+inline constexpr size_t kDefaultMallocTrimThreshold = size_t{256} << 20;
+
 bool SetMallocArenaMax(int arenas);
 // Sets glibc's trim threshold to `bytes` and its top pad (the heap's growth step) to a
 // quarter of it; this also fixes the mmap threshold at glibc's initial 128 KiB.

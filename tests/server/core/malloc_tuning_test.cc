@@ -63,13 +63,13 @@ long FaultsOfReusing40MiB() {
 TEST(MallocTuningTest, ATrimThresholdKeepsFreedPagesForTheNextAllocations) {
   EXPECT_TRUE(SetMallocTrimThreshold(0));
 #if defined(__GLIBC__)
-  ASSERT_TRUE(SetMallocTrimThreshold(size_t{256} << 20));
+  ASSERT_TRUE(SetMallocTrimThreshold(kDefaultMallocTrimThreshold));
   if (!kGlibcHeap) GTEST_SKIP() << "the sanitizer's allocator ignores glibc's settings";
   FaultsOfReusing40MiB();  // the heap grows to its size once
   // 10,240 pages: each would fault again had the free top been returned to the kernel.
   EXPECT_LT(FaultsOfReusing40MiB(), 500);
 #else
-  EXPECT_FALSE(SetMallocTrimThreshold(size_t{256} << 20));
+  EXPECT_FALSE(SetMallocTrimThreshold(kDefaultMallocTrimThreshold));
 #endif
 }
 
